@@ -1,0 +1,127 @@
+// swift-tools-version:6.0
+//
+// CoinWatch: price-alert settings in LevelDB, live crypto prices and threshold
+// alerts over a framed, multiplexed protobuf RPC protocol.
+//
+// Layers, bottom to top (each depends only on the ones below it):
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel
+//   runtime      CoinWatchRPC (epoll event loops, framing, calls)
+//   service      CoinWatchService, CoinWatchClient
+//   executables  coinwatchd, coinwatch, coinwatch-bench
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "CoinWatch",
+    products: [
+        .executable(name: "coinwatchd", targets: ["coinwatchd"]),
+        .executable(name: "coinwatch", targets: ["coinwatch"]),
+        .executable(name: "coinwatch-bench", targets: ["coinwatch-bench"]),
+        .library(name: "CoinWatchClient", targets: ["CoinWatchClient"]),
+    ],
+    targets: [
+        // MARK: C wrappers
+        .target(
+            name: "CCoinWatchProto",
+            linkerSettings: [.linkedLibrary("protobuf-c")]
+        ),
+        .systemLibrary(
+            name: "CLevelDB",
+            providers: [.apt(["libleveldb-dev"])]
+        ),
+        .target(
+            name: "CCoinWatchSystem",
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+
+        // MARK: Storage and wire
+        .target(
+            name: "CoinWatchProto",
+            dependencies: ["CCoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchStore",
+            dependencies: ["CLevelDB"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchModel",
+            dependencies: ["CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Runtime
+        .target(
+            name: "CoinWatchRPC",
+            dependencies: ["CCoinWatchSystem", "CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Service and client
+        .target(
+            name: "CoinWatchService",
+            dependencies: ["CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchClient",
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "coinwatchd",
+            dependencies: ["CoinWatchService", "CoinWatchRPC"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "coinwatch",
+            dependencies: ["CoinWatchClient", "CoinWatchModel"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "coinwatch-bench",
+            dependencies: ["CoinWatchClient", "CoinWatchModel"],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+        .target(
+            name: "CoinWatchTestSupport",
+            dependencies: ["CoinWatchStore", "CoinWatchProto"],
+            path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchProtoTests",
+            dependencies: ["CoinWatchProto", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchStoreTests",
+            dependencies: ["CoinWatchStore", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchModelTests",
+            dependencies: ["CoinWatchModel", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchRPCTests",
+            dependencies: ["CoinWatchRPC", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["CoinWatchClient", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,2 @@
+#include "CCoinWatchSystem.h"
+int cw_sys_placeholder(void) { return 0; }
