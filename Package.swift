@@ -75,19 +75,23 @@ let package = Package(
         ),
 
         // MARK: Executables
+        .target(
+            name: "CoinWatchCommandLine",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC"],
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "coinwatch",
-            dependencies: ["CoinWatchClient", "CoinWatchModel"],
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "coinwatch-bench",
-            dependencies: ["CoinWatchClient", "CoinWatchModel"],
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
 
@@ -111,6 +115,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchModelTests",
             dependencies: ["CoinWatchModel", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCommandLineTests",
+            dependencies: ["CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,67 @@
+/// A device's identity, in the one canonical form used as its storage key.
+///
+/// The original app identified a device by its vendor UUID, sent lowercased
+/// with `_` in place of `-`. Other callers send the usual upper- or lowercase
+/// UUID text. All of these name the same device, so every UUID-shaped id is
+/// normalised to lowercase with `-` separators; any other id is kept verbatim.
+public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The canonical text.
+    public let rawValue: String
+
+    public static let maxLength = 128
+    static let rule = "must be 1–128 characters of A-Z a-z 0-9 . _ : -"
+
+    /// Validates and normalises `text`.
+    public init(validating text: String, field: String = "device_id") throws(ValidationError) {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count <= Self.maxLength else {
+            throw ValidationError(field: field, rule: Self.rule + " (got \(text.count) characters)")
+        }
+        for byte in bytes where !Self.isAllowed(byte) {
+            throw ValidationError(field: field, rule: Self.rule + " (found \(Self.describe(byte)))")
+        }
+        self.rawValue = Self.canonicalUUID(bytes) ?? text
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: ":"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func describe(_ byte: UInt8) -> String {
+        byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+    }
+
+    /// `8-4-4-4-12` hex digits separated by `-` or `_`, in any case → lowercase with `-`.
+    static func canonicalUUID(_ bytes: [UInt8]) -> String? {
+        guard bytes.count == 36 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") else { return nil }
+                out.append(UInt8(ascii: "-"))
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                out.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                out.append(byte + 32)
+            default:
+                return nil
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,72 @@
+/// Decimal text: how prices are typed at a terminal and shown in JSON.
+///
+/// Parsing never goes through `Double`: `"64250.5"` becomes mantissa 642505 at
+/// scale 1 exactly. Exponents, thousands separators, `nan` and `inf` are refused
+/// because a person typing a price threshold never means them.
+extension ExactDecimal: CustomStringConvertible, LosslessStringConvertible {
+    /// Parses `[+-]digits[.digits]`; `nil` for anything else or out of range.
+    public init?(_ text: String) {
+        guard let value = try? ExactDecimal(parsing: text) else { return nil }
+        self = value
+    }
+
+    /// Parses decimal text, explaining what is wrong when it cannot.
+    public init(parsing text: String) throws(DecimalParseError) {
+        var utf8 = Substring(text).utf8[...]
+        var negative = false
+        if let first = utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            utf8 = utf8.dropFirst()
+        }
+        guard !utf8.isEmpty else { throw DecimalParseError(text: text, reason: "no digits") }
+        var mantissa: Int64 = 0
+        var scale = 0
+        var seenPoint = false
+        var digits = 0
+        for byte in utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard !seenPoint else { throw DecimalParseError(text: text, reason: "more than one decimal point") }
+                seenPoint = true
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+                throw DecimalParseError(text: text, reason: "only digits and one decimal point are allowed")
+            }
+            let digit = Int64(byte - UInt8(ascii: "0"))
+            let (shifted, o1) = mantissa.multipliedReportingOverflow(by: 10)
+            let (next, o2) = shifted.addingReportingOverflow(negative ? -digit : digit)
+            guard !o1, !o2 else { throw DecimalParseError(text: text, reason: "too many digits") }
+            mantissa = next
+            digits += 1
+            if seenPoint { scale += 1 }
+        }
+        guard digits > 0 else { throw DecimalParseError(text: text, reason: "no digits") }
+        guard let value = ExactDecimal(mantissa: mantissa, scale: scale) else {
+            throw DecimalParseError(text: text, reason: "more than \(ExactDecimal.maxScale) digits after the point")
+        }
+        self = value
+    }
+
+    /// Plain decimal text with no exponent and no trailing zeros: `64250.5`, `-0.001`, `7`.
+    public var description: String {
+        let magnitude = mantissa.magnitude
+        var digits = String(magnitude)
+        if scale > 0 {
+            if digits.count <= scale {
+                digits = String(repeating: "0", count: scale - digits.count + 1) + digits
+            }
+            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -scale))
+        }
+        return mantissa < 0 ? "-" + digits : digits
+    }
+}
+
+/// Why a piece of text is not a decimal number.
+public struct DecimalParseError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The text that was refused.
+    public let text: String
+    /// What is wrong with it.
+    public let reason: String
+
+    public var description: String { "'\(text)' is not a decimal number: \(reason)" }
+}

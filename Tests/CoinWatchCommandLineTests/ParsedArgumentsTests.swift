@@ -1,0 +1,58 @@
+import CoinWatchCommandLine
+import Testing
+
+@Suite("ParsedArguments")
+struct ParsedArgumentsTests {
+    let options: [OptionSpec] = [
+        OptionSpec("listen", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_LISTEN", default: "127.0.0.1:7878",
+                   help: "Address to listen on."),
+        OptionSpec("json", .flag, environment: "COINWATCH_JSON", help: "JSON output."),
+        OptionSpec("help", short: "h", .flag, help: "Help."),
+    ]
+
+    @Test("option beats environment beats default")
+    func precedence() throws {
+        let env = ["COINWATCH_LISTEN": "0.0.0.0:1"]
+        #expect(try ParsedArguments.parse([], options: options)["listen"] == "127.0.0.1:7878")
+        #expect(try ParsedArguments.parse([], options: options, environment: env)["listen"] == "0.0.0.0:1")
+        #expect(try ParsedArguments.parse(["--listen", "h:2"], options: options, environment: env)["listen"] == "h:2")
+        #expect(try ParsedArguments.parse(["--listen=h:3"], options: options, environment: env)["listen"] == "h:3")
+    }
+
+    @Test("flags, short aliases, positionals and --")
+    func shapes() throws {
+        let parsed = try ParsedArguments.parse(["get", "-h", "--json", "--", "--not-an-option", "-5"], options: options)
+        #expect(parsed.has("help"))
+        #expect(parsed.has("json"))
+        #expect(parsed.positionals == ["get", "--not-an-option", "-5"])
+        #expect(try ParsedArguments.parse(["-0.5"], options: options).positionals == ["-0.5"])
+        #expect(try ParsedArguments.parse([], options: options, environment: ["COINWATCH_JSON": "1"]).has("json"))
+    }
+
+    @Test("mistakes are usage errors that name the option", arguments: [
+        (["--bogus"], "unknown option '--bogus'"),
+        (["-x"], "unknown option '-x'"),
+        (["--listen"], "--listen needs a value"),
+        (["--json=yes"], "--json takes no value"),
+    ])
+    func mistakes(arguments: [String], message: String) throws {
+        let error = try #require(throws: UsageError.self) { try ParsedArguments.parse(arguments, options: options) }
+        #expect(error.message == message)
+    }
+
+    @Test("typed values report what they expected")
+    func typed() throws {
+        let parsed = try ParsedArguments.parse(["--listen", "abc"], options: options)
+        let error = try #require(throws: UsageError.self) { try parsed.value("listen", as: "a number") { Int($0) } }
+        #expect(error.message == "--listen: 'abc' is not a number")
+    }
+
+    @Test("help lists options with environment and default")
+    func help() {
+        let text = HelpText.render(usage: "tool [options]", summary: "Does things.", options: options)
+        #expect(text.contains("USAGE: tool [options]"))
+        #expect(text.contains("--listen HOST:PORT"))
+        #expect(text.contains("[env: COINWATCH_LISTEN] (default: 127.0.0.1:7878)"))
+        #expect(text.contains("-h, --help"))
+    }
+}

@@ -1,0 +1,44 @@
+import CoinWatchModel
+import Testing
+
+@Suite("DeviceID")
+struct DeviceIDTests {
+    @Test("UUIDs in any case and with - or _ name one device", arguments: [
+        "3f2504e0_4f89_11d3_9a0c_0305e82c3301",
+        "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+        "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+        "3F2504E0_4f89-11D3_9a0c-0305E82C3301",
+    ])
+    func uuidNormalisation(text: String) throws {
+        #expect(try DeviceID(validating: text).rawValue == "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+    }
+
+    @Test("other ids are kept verbatim")
+    func verbatim() throws {
+        #expect(try DeviceID(validating: "Phone.7:a-b_c").rawValue == "Phone.7:a-b_c")
+        #expect(try DeviceID(validating: String(repeating: "x", count: 128)).rawValue.count == 128)
+    }
+
+    @Test("invalid ids name the field and the rule", arguments: [
+        "", String(repeating: "x", count: 129), "a b", "dev/1", "é", "a\u{0}b",
+    ])
+    func invalid(text: String) throws {
+        let error = try #require(throws: ValidationError.self) { try DeviceID(validating: text) }
+        #expect(error.field == "device_id")
+        #expect(error.description.hasPrefix("device_id: must be 1–128 characters of A-Z a-z 0-9 . _ : -"))
+    }
+}
+
+@Suite("Symbol")
+struct SymbolTests {
+    @Test("lowercase is upper-cased", arguments: [("btc", "BTC"), ("Eth", "ETH"), ("1INCH", "1INCH"), ("ab", "AB")])
+    func normalises(text: String, expected: String) throws {
+        #expect(try Symbol(validating: text).rawValue == expected)
+    }
+
+    @Test("invalid symbols are refused", arguments: ["", "B", "BTC-USD", "ABCDEFGHIJK", "BTC ", "ΒTC"])
+    func invalid(text: String) throws {
+        let error = try #require(throws: ValidationError.self) { try Symbol(validating: text, field: "symbols[0]") }
+        #expect(error.description.hasPrefix("symbols[0]: must be 2–10 characters of A-Z 0-9"))
+    }
+}
