@@ -1,0 +1,69 @@
+/// The one error type of CoinWatch calls: a status code and a message.
+///
+/// Handlers throw it, the runtime maps it once to the wire `Status` of the
+/// call's `End` frame, and the client library turns a non-OK `End` back into
+/// the same value, so a caller in Swift sees exactly what a caller in any other
+/// language sees on the wire.
+public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure, with gRPC's meaning and numbering.
+    public var code: Code
+    /// What went wrong, for a person: names the field, the limit or the state.
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+extension RPCError {
+    /// gRPC's status codes. An extensible struct rather than a closed enum so a
+    /// peer's unknown code survives decoding (it reads as its number).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: Int32
+
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
+
+        public static let ok = Code(rawValue: 0)
+        public static let cancelled = Code(rawValue: 1)
+        public static let unknown = Code(rawValue: 2)
+        public static let invalidArgument = Code(rawValue: 3)
+        public static let deadlineExceeded = Code(rawValue: 4)
+        public static let notFound = Code(rawValue: 5)
+        public static let alreadyExists = Code(rawValue: 6)
+        public static let permissionDenied = Code(rawValue: 7)
+        public static let resourceExhausted = Code(rawValue: 8)
+        public static let failedPrecondition = Code(rawValue: 9)
+        public static let aborted = Code(rawValue: 10)
+        public static let outOfRange = Code(rawValue: 11)
+        public static let unimplemented = Code(rawValue: 12)
+        public static let `internal` = Code(rawValue: 13)
+        public static let unavailable = Code(rawValue: 14)
+        public static let dataLoss = Code(rawValue: 15)
+        public static let unauthenticated = Code(rawValue: 16)
+
+        static let names = [
+            "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+            "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+            "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+        ]
+
+        /// The wire name, `INVALID_ARGUMENT`; `CODE_42` for a number outside gRPC's list.
+        public var description: String {
+            Self.names.indices.contains(Int(rawValue)) ? Self.names[Int(rawValue)] : "CODE_\(rawValue)"
+        }
+
+        /// Parses a wire name (`not_found` or `NOT_FOUND`).
+        public init?(name: String) {
+            guard let index = Self.names.firstIndex(of: name.uppercased()) else { return nil }
+            self.rawValue = Int32(index)
+        }
+
+        /// Codes a client may retry without knowing whether the call took effect.
+        public var isRetryable: Bool { self == .unavailable }
+    }
+}
