@@ -1,0 +1,60 @@
+/// Why a byte stream could not be split into frames. Decoding cannot resume after one: the
+/// stream position is lost, so the connection must be closed (after an optional error reply).
+public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong. A struct rather than an enum so new codes are not a breaking change.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case zeroLength
+            case tooLarge
+            case httpRequest
+        }
+
+        private let value: Value
+
+        /// A length prefix of 0: every frame carries at least its envelope.
+        public static let zeroLength = Code(value: .zeroLength)
+        /// A length prefix above the decoder's limit; rejected before anything is allocated.
+        public static let tooLarge = Code(value: .tooLarge)
+        /// The first bytes of the connection are an HTTP request line or the HTTP/2 preface
+        /// (`GET `, `POST`, `PRI `, …): a browser, curl or gRPC client on the wrong port.
+        public static let httpRequest = Code(value: .httpRequest)
+
+        public var description: String {
+            switch value {
+            case .zeroLength: "zeroLength"
+            case .tooLarge: "tooLarge"
+            case .httpRequest: "httpRequest"
+            }
+        }
+    }
+
+    public let code: Code
+    /// A sentence for logs and for the error frame sent to the peer.
+    public let message: String
+    /// The length the prefix announced.
+    public let declaredLength: UInt32
+    /// The decoder's limit.
+    public let maxFrameBytes: Int
+    /// The four prefix bytes as received (for `httpRequest`, the start of the request line).
+    public let prefix: [UInt8]
+
+    public var description: String { "\(code): \(message)" }
+
+    static func zeroLength(limit: Int) -> FrameError {
+        FrameError(code: .zeroLength, message: "frame length 0 is not allowed", declaredLength: 0,
+                   maxFrameBytes: limit, prefix: [0, 0, 0, 0])
+    }
+
+    static func tooLarge(_ length: UInt32, limit: Int) -> FrameError {
+        FrameError(code: .tooLarge, message: "frame length \(length) exceeds the limit of \(limit) bytes",
+                   declaredLength: length, maxFrameBytes: limit, prefix: FrameEncoder.header(bodyLength: Int(length)))
+    }
+
+    static func httpRequest(_ length: UInt32, limit: Int) -> FrameError {
+        let prefix = FrameEncoder.header(bodyLength: Int(length))
+        let text = String(decoding: prefix, as: UTF8.self)
+        return FrameError(code: .httpRequest,
+                          message: "received an HTTP request (\"\(text)…\") on a framed-protocol connection",
+                          declaredLength: length, maxFrameBytes: limit, prefix: prefix)
+    }
+}

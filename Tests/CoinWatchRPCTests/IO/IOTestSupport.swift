@@ -1,0 +1,204 @@
+import CoinWatchRPC
+import Glibc
+import Synchronization
+import Testing
+
+/// A value shared between a loop thread and the test.
+final class Shared<Value: Sendable>: Sendable {
+    private let state: Mutex<Value>
+
+    init(_ value: Value) {
+        state = Mutex(value)
+    }
+
+    var value: Value { state.withLock { $0 } }
+
+    func update<R>(_ body: (inout Value) -> R) -> R {
+        state.withLock { body(&$0) }
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; bounded, never asserts on time itself.
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return condition()
+}
+
+/// Runs `body` on `loop` and returns its result.
+func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let accepted = loop.execute { continuation.resume(returning: body()) }
+        precondition(accepted, "loop already stopped")
+    }
+}
+
+/// Deterministic bytes for payloads.
+func pattern(count: Int, seed: Int) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &* 7) }
+}
+
+/// Echoes every frame back as a frame.
+final class EchoDelegate: ConnectionDelegate {
+    let closed: Shared<Int>?
+
+    init(closed: Shared<Int>? = nil) {
+        self.closed = closed
+    }
+
+    func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
+        connection.enqueueFrame(body: body)
+    }
+
+    func connectionClosed(_ connection: Connection, error: IOError?) {
+        closed?.update { $0 += 1 }
+    }
+}
+
+/// What a collecting delegate saw.
+struct Observed: Sendable {
+    var frames: [[UInt8]] = []
+    var decodingErrors: [FrameError] = []
+    var writability: [Bool] = []
+    var inputEnded = 0
+    var closed = 0
+    var closeError: IOError?
+}
+
+/// Records every callback into a `Shared<Observed>`.
+final class CollectingDelegate: ConnectionDelegate {
+    let observed: Shared<Observed>
+    let closeOnInputEnd: Bool
+
+    init(_ observed: Shared<Observed>, closeOnInputEnd: Bool = true) {
+        self.observed = observed
+        self.closeOnInputEnd = closeOnInputEnd
+    }
+
+    func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
+        let frame = Array(body)
+        observed.update { $0.frames.append(frame) }
+    }
+
+    func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        observed.update { $0.decodingErrors.append(error) }
+    }
+
+    func writabilityChanged(_ isWritable: Bool, on connection: Connection) {
+        observed.update { $0.writability.append(isWritable) }
+    }
+
+    func inputEnded(on connection: Connection) {
+        observed.update { $0.inputEnded += 1 }
+        if closeOnInputEnd { connection.close(afterFlush: .seconds(5)) }
+    }
+
+    func connectionClosed(_ connection: Connection, error: IOError?) {
+        observed.update {
+            $0.closed += 1
+            $0.closeError = error
+        }
+    }
+}
+
+/// A server on loopback port 0 whose accepted connections get a delegate from `makeDelegate`.
+struct TestServer {
+    let group: EventLoopGroup
+    let listener: ListeningSocket
+
+    init(threads: Int = 1, options: ConnectionOptions = ConnectionOptions(),
+         makeDelegate: @escaping @Sendable () -> any ConnectionDelegate) throws
+    {
+        group = try EventLoopGroup(threads: threads, namePrefix: "test-srv")
+        listener = try ListeningSocket(host: "127.0.0.1", port: 0, group: group) { connection in
+            connection.start(delegate: makeDelegate(), options: options)
+        }
+    }
+
+    var port: Int { listener.port }
+
+    func shutdown() async {
+        listener.close()
+        await group.shutdownGracefully()
+    }
+}
+
+/// Connects to the test server and starts the connection with `delegate` on `loop`.
+func connectStarted(host: String = "127.0.0.1", port: Int, on loop: EventLoop,
+                    options: ConnectionOptions = ConnectionOptions(),
+                    delegate: @escaping @Sendable () -> any ConnectionDelegate) async throws -> Connection
+{
+    let connection = try await Connection.connect(host: host, port: port, on: loop)
+    await onLoop(loop) { connection.start(delegate: delegate(), options: options) }
+    return connection
+}
+
+/// A plain blocking IPv4 socket, for talking to the server as a non-framing client would.
+final class RawClient {
+    private var fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw IOError(errno: errno, function: "socket") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            let error = IOError(errno: errno, function: "connect")
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    func send(_ bytes: [UInt8]) {
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        precondition(sent == bytes.count, "short blocking send")
+    }
+
+    /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
+    func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while result.count < limit {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            result += buffer[..<n]
+        }
+        return result
+    }
+}
+
+/// Resident set size of this process, from /proc/self/statm.
+func residentBytes() -> Int {
+    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
+    defer { fclose(file) }
+    var size = 0
+    var resident = 0
+    guard withUnsafeMutablePointer(to: &size, { sizePointer in
+        withUnsafeMutablePointer(to: &resident) { residentPointer in
+            withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) }
+        }
+    }) == 2 else { return 0 }
+    return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
