@@ -50,6 +50,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchLogging",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchModel",
             dependencies: ["CoinWatchProto"],
             swiftSettings: swiftSettings
@@ -58,7 +62,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
 
