@@ -1,0 +1,75 @@
+/// The field table of one message, as WireValidator needs it: numbers, names and wire shapes.
+///
+/// Generated (`WireSchemas`) from the same descriptors protoc-c compiles, so it agrees with protobuf-c's own
+/// tables. A class so tables can refer to each other without copying; immutable, hence Sendable.
+final class WireSchema: Sendable {
+    /// What a field holds on the wire.
+    enum Kind: Sendable {
+        case varint
+        case fixed32
+        case fixed64
+        case bytes
+        /// Length-delimited, checked for UTF-8 and NUL.
+        case string
+        /// Length-delimited, walked with the given table.
+        case message(WireSchema)
+
+        /// The wire type a well-formed encoding uses for the field.
+        var wireType: UInt64 {
+            switch self {
+            case .varint: 0
+            case .fixed64: 1
+            case .bytes, .string, .message: 2
+            case .fixed32: 5
+            }
+        }
+    }
+
+    struct Field: Sendable {
+        let number: UInt32
+        let name: String
+        let kind: Kind
+    }
+
+    /// The fully qualified message name.
+    let name: String
+    private let fields: [Field]
+    /// `fields` index by field number, for schemas whose numbers are small (all of ours); else empty.
+    private let slots: [Int8]
+
+    init(name: String, fields: [Field]) {
+        self.name = name
+        self.fields = fields.sorted { $0.number < $1.number }
+        let maxNumber = fields.map(\.number).max() ?? 0
+        if maxNumber < 128, fields.count < 128 {
+            var slots = [Int8](repeating: -1, count: Int(maxNumber) + 1)
+            for (index, field) in self.fields.enumerated() {
+                slots[Int(field.number)] = Int8(index)
+            }
+            self.slots = slots
+        } else {
+            self.slots = []
+        }
+    }
+
+    /// The field with this number, or nil for an unknown field.
+    @inline(__always)
+    func field(_ number: UInt32) -> Field? {
+        if !slots.isEmpty {
+            guard number < slots.count else { return nil }
+            let index = Int(slots[Int(number)])
+            return index >= 0 ? fields[index] : nil
+        }
+        var low = 0
+        var high = fields.count
+        while low < high {
+            let mid = (low + high) / 2
+            if fields[mid].number < number {
+                low = mid + 1
+            } else {
+                high = mid
+            }
+        }
+        return low < fields.count && fields[low].number == number ? fields[low] : nil
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Runs the reference protobuf compiler (`protoc --encode/--decode`) against the repository's schema.
+enum Protoc {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The repository root, found from this file's location (Tests/CoinWatchProtoTests/Support/).
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let protoFiles = ["coinwatch/v1/rpc.proto", "coinwatch/v1/coinwatch.proto"]
+
+    /// The `protoc` on PATH; failing, not skipping, when there is none, because CI installs it.
+    static func executable() throws -> URL {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("protoc")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+        }
+        throw Failure(
+            description: "protoc not found on PATH; the cross-implementation tests need it "
+                + "(Debian: apt-get install protobuf-compiler)"
+        )
+    }
+
+    /// `protoc --encode=<type>`: text format in, binary out.
+    static func encode(_ protoName: String, text: String) throws -> [UInt8] {
+        try run(["--encode=\(protoName)"], input: Data(text.utf8))
+    }
+
+    /// `protoc --decode=<type>`: binary in, text format out.
+    static func decode(_ protoName: String, bytes: [UInt8]) throws -> String {
+        String(decoding: try run(["--decode=\(protoName)"], input: Data(bytes)), as: UTF8.self)
+    }
+
+    private static func run(_ arguments: [String], input: Data) throws -> [UInt8] {
+        let protoc = try executable()
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("coinwatch-protoc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let inputURL = directory.appendingPathComponent("in")
+        let outputURL = directory.appendingPathComponent("out")
+        let errorURL = directory.appendingPathComponent("err")
+        try input.write(to: inputURL)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+
+        let process = Process()
+        process.executableURL = protoc
+        process.arguments = arguments + ["--proto_path=\(repositoryRoot.appendingPathComponent("proto").path)"]
+            + protoFiles
+        process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+        process.waitUntilExit()
+        let output = try Data(contentsOf: outputURL)
+        guard process.terminationStatus == 0 else {
+            let error = String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
+            throw Failure(description: "protoc \(arguments.joined(separator: " ")) failed: \(error)")
+        }
+        return [UInt8](output)
+    }
+}
