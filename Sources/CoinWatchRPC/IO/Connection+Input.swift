@@ -4,7 +4,7 @@ extension Connection {
 
     /// Event loop callback: input (or end of file) is ready. Reads into the loop's shared buffer.
     public func readable() {
-        guard (state == .open || state == .closing) && readingInput else { return }
+        guard (state == .open || state == .closing) && readingInput && !inputPaused else { return }
         let buffer = eventLoop.readBuffer
         var reads = 0
         while true {
@@ -29,7 +29,7 @@ extension Connection {
                 reads += 1
                 // A short read means the socket is drained; level-triggered epoll calls us again
                 // if more arrives.
-                guard count == buffer.count, reads < Self.readsPerEvent, readingInput, state != .closed else {
+                guard count == buffer.count, reads < Self.readsPerEvent, readingInput, !inputPaused, state != .closed else {
                     return
                 }
             }

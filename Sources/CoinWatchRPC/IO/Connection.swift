@@ -38,6 +38,8 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var state = State.idle
     /// The descriptor is being read (no end-of-file yet). While closing, input is read and discarded.
     var readingInput = true
+    /// Reading paused by the user (input backpressure), independent of `readingInput`.
+    var inputPaused = false
     /// Decoded frames are handed to the delegate (not after a decoding error, nor while closing).
     var deliveringFrames = true
     /// Inside the frame-delivery loop, where the decoder's buffer may be in the delegate's hands.
@@ -184,11 +186,32 @@ public final class Connection: IOHandler, @unchecked Sendable {
         delegate?.connectionClosed(self, error: error)
     }
 
+    /// Stops reading from the socket until `resumeInput()`: input backpressure.
+    /// A peer that keeps sending while its replies pile up is thereby held by TCP
+    /// flow control instead of growing this process's memory. Loop only.
+    public func pauseInput() {
+        eventLoop.preconditionInEventLoop()
+        guard !inputPaused else { return }
+        inputPaused = true
+        updateInterest()
+    }
+
+    /// Resumes reading after `pauseInput()`. Loop only.
+    public func resumeInput() {
+        eventLoop.preconditionInEventLoop()
+        guard inputPaused else { return }
+        inputPaused = false
+        updateInterest()
+    }
+
+    /// Whether `pauseInput()` is in effect.
+    public var isInputPaused: Bool { inputPaused }
+
     /// Re-registers the interest set implied by the state (read while reading, write while blocked).
     func updateInterest() {
         guard let registration else { return }
         var interest: IOInterest = []
-        if readingInput { interest.insert(.read) }
+        if readingInput && !inputPaused { interest.insert(.read) }
         if writeBlocked { interest.insert(.write) }
         do {
             try eventLoop.setInterest(interest, for: registration)
@@ -210,7 +233,7 @@ public final class Connection: IOHandler, @unchecked Sendable {
         guard state == .open || state == .closing else { return }
         if let error = Sys.pendingSocketError(fd) {
             finishClose(error: error)
-        } else if readingInput {
+        } else if readingInput && !inputPaused {
             // Read to the end of file first: data may precede the hang-up.
             readable()
         } else if !output.isEmpty {

@@ -1,0 +1,239 @@
+import CoinWatchProto
+import Synchronization
+
+/// The client side of one connection's protocol.
+///
+/// Every member except `usable` is touched only on the connection's event loop;
+/// `RPCClientConnection` hops there before calling in.
+final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
+    // @unchecked Sendable: loop confinement as stated above; `usable` is atomic.
+    enum Pending {
+        case unary(@Sendable (Result<[UInt8], RPCError>) -> Void)
+        case stream(onMessage: @Sendable ([UInt8]) -> Void, onEnd: @Sendable (RPCError?) -> Void)
+
+        func fail(_ error: RPCError) {
+            switch self {
+            case .unary(let completion): completion(.failure(error))
+            case .stream(_, let onEnd): onEnd(error)
+            }
+        }
+    }
+
+    struct Call {
+        var pending: Pending
+        var deadline: TimerHandle?
+    }
+
+    let connection: Connection
+    let options: RPCClientConnection.Options
+    let address: String
+    let usable = Atomic<Bool>(false)
+    private var handshake: ((Result<V1.Welcome, RPCError>) -> Void)?
+    private var handshakeTimer: TimerHandle?
+    private var calls: [UInt64: Call] = [:]
+    private var closedReason: RPCError?
+    /// Set by `GoAway`: calls above this id were not accepted.
+    private var goAwayLastCallID: UInt64?
+    private var keepaliveTimer: TimerHandle?
+    private var pongTimer: TimerHandle?
+    private var pingCounter: UInt64 = 0
+
+    init(connection: Connection, options: RPCClientConnection.Options, address: String) {
+        self.connection = connection
+        self.options = options
+        self.address = address
+    }
+
+    var eventLoop: EventLoop { connection.eventLoop }
+
+    /// Loop: starts the connection and sends `Hello`; `completion` gets the `Welcome`.
+    func begin(_ completion: @escaping (Result<V1.Welcome, RPCError>) -> Void) {
+        handshake = completion
+        connection.start(delegate: self, options: ConnectionOptions(
+            maxFrameBytes: options.maxFrameBytes, highWatermark: 1 << 20, lowWatermark: 256 << 10))
+        handshakeTimer = eventLoop.scheduleTimer(after: options.connectTimeout) { [weak self] in
+            self?.close(reason: RPCError(code: .deadlineExceeded, message: "no Welcome from \(self?.address ?? "") in time"))
+        }
+        send(.hello(V1.Hello(
+            protocolVersion: RPCProtocol.version, clientName: options.clientName, authToken: options.authToken)))
+    }
+
+    // MARK: Calls
+
+    func startCall(id: UInt64, method: String, payload: [UInt8], timeout: Duration?, metadata: [String: String],
+                   pending: Pending) {
+        if let closedReason {
+            pending.fail(closedReason)
+            return
+        }
+        if goAwayLastCallID != nil {
+            pending.fail(RPCError(code: .unavailable, message: "the server at \(address) is going away; reconnect"))
+            return
+        }
+        var call = Call(pending: pending, deadline: nil)
+        var timeoutMs: UInt64 = 0
+        if let timeout {
+            timeoutMs = UInt64(max(1, ServerConnection.nanoseconds(timeout) / 1_000_000))
+            call.deadline = eventLoop.scheduleTimer(after: timeout) { [weak self] in
+                self?.expire(id: id, timeoutMs: timeoutMs)
+            }
+        }
+        calls[id] = call
+        let entries = metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let size = FrameEnvelope.callFrameSize(
+            callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payloadCount: payload.count)
+        payload.withUnsafeBytes { bytes in
+            connection.enqueueFrame(bodyLength: size) { buffer in
+                FrameEnvelope.writeCallFrame(
+                    into: buffer, callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payload: bytes)
+            }
+        }
+    }
+
+    func cancel(id: UInt64, reason: RPCError) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+        if closedReason == nil {
+            send(.cancel(V1.Cancel(callID: id)))
+        }
+        call.pending.fail(reason)
+    }
+
+    private func expire(id: UInt64, timeoutMs: UInt64) {
+        guard var call = calls[id] else { return }
+        call.deadline = nil
+        calls[id] = call
+        cancel(id: id, reason: RPCError(code: .deadlineExceeded, message: "deadline of \(timeoutMs) ms exceeded"))
+    }
+
+    // MARK: ConnectionDelegate
+
+    func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
+        let frame: V1.Frame
+        do {
+            frame = try V1.Frame(serializedBytes: body, maxBytes: options.maxFrameBytes)
+        } catch {
+            protocolViolation("the server sent an invalid frame: \(error.message)")
+            return
+        }
+        switch frame.kind {
+        case .welcome(let welcome):
+            guard let handshake else {
+                protocolViolation("the server sent a second Welcome")
+                return
+            }
+            self.handshake = nil
+            if let timer = handshakeTimer { _ = eventLoop.cancelTimer(timer) }
+            handshakeTimer = nil
+            usable.store(true, ordering: .releasing)
+            scheduleKeepalive()
+            handshake(.success(welcome))
+        case .end(let end):
+            guard let call = calls.removeValue(forKey: end.callID) else { return }
+            if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+            let error = RPCError(status: end.status)
+            switch call.pending {
+            case .unary(let completion):
+                completion(error.map { .failure($0) } ?? .success(end.payload))
+            case .stream(_, let onEnd):
+                onEnd(error)
+            }
+        case .message(let message):
+            guard let call = calls[message.callID], case .stream(let onMessage, _) = call.pending else { return }
+            onMessage(message.payload)
+        case .ping(let ping):
+            send(.pong(V1.Pong(payload: ping.payload)))
+        case .pong:
+            if let timer = pongTimer { _ = eventLoop.cancelTimer(timer) }
+            pongTimer = nil
+        case .goAway(let goAway):
+            goAwayLastCallID = goAway.lastCallID
+            usable.store(false, ordering: .releasing)
+            let reason = RPCError(code: .unavailable, message: "the server at \(address) is going away: \(goAway.reason)")
+            for id in calls.keys where id > goAway.lastCallID {
+                if let call = calls.removeValue(forKey: id) {
+                    if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+                    call.pending.fail(reason)
+                }
+            }
+        case .error(let error):
+            close(reason: RPCError(code: RPCError.Code(error.code), message: error.message))
+        case .hello, .call, .cancel, nil:
+            protocolViolation("the server sent a frame a server may not send")
+        }
+    }
+
+    func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        close(reason: RPCError(code: .internal, message: "bad frame from \(address): \(error.message)"))
+    }
+
+    func inputEnded(on connection: Connection) {
+        close(reason: RPCError(code: .unavailable, message: "the server at \(address) closed the connection"))
+    }
+
+    func connectionClosed(_ connection: Connection, error: IOError?) {
+        let detail = error.map { ": \($0)" } ?? ""
+        failEverything(RPCError(code: .unavailable, message: "the connection to \(address) closed\(detail)"))
+    }
+
+    // MARK: Keepalive
+
+    private func scheduleKeepalive() {
+        guard options.keepaliveInterval > .zero, closedReason == nil else { return }
+        keepaliveTimer = eventLoop.scheduleTimer(after: options.keepaliveInterval) { [weak self] in
+            guard let self, self.closedReason == nil else { return }
+            self.pingCounter += 1
+            var payload = [UInt8](repeating: 0, count: 8)
+            withUnsafeBytes(of: self.pingCounter.bigEndian) { payload = Array($0) }
+            self.send(.ping(V1.Ping(payload: payload)))
+            if self.pongTimer == nil {
+                self.pongTimer = self.eventLoop.scheduleTimer(after: self.options.keepaliveTimeout) { [weak self] in
+                    guard let self else { return }
+                    self.pongTimer = nil
+                    self.close(reason: RPCError(
+                        code: .unavailable,
+                        message: "no Pong from \(self.address) within \(self.options.keepaliveTimeout); the connection is dead"))
+                }
+            }
+            self.scheduleKeepalive()
+        }
+    }
+
+    // MARK: Closing
+
+    func close(reason: RPCError) {
+        guard closedReason == nil else { return }
+        failEverything(reason)
+        connection.close()
+    }
+
+    private func protocolViolation(_ message: String) {
+        close(reason: RPCError(code: .internal, message: message))
+    }
+
+    private func failEverything(_ reason: RPCError) {
+        if closedReason == nil { closedReason = reason }
+        usable.store(false, ordering: .releasing)
+        for timer in [handshakeTimer, keepaliveTimer, pongTimer].compactMap({ $0 }) {
+            _ = eventLoop.cancelTimer(timer)
+        }
+        handshakeTimer = nil
+        keepaliveTimer = nil
+        pongTimer = nil
+        if let handshake {
+            self.handshake = nil
+            handshake(.failure(reason))
+        }
+        let pending = calls
+        calls = [:]
+        for (_, call) in pending {
+            if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+            call.pending.fail(closedReason ?? reason)
+        }
+    }
+
+    private func send(_ kind: V1.Frame.Kind) {
+        let bytes = V1.Frame(kind: kind).serializedBytes()
+        bytes.withUnsafeBytes { connection.enqueueFrame(body: $0) }
+    }
+}

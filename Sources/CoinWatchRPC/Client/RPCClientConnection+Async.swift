@@ -1,0 +1,87 @@
+import Synchronization
+import CoinWatchProto
+
+extension RPCClientConnection {
+    /// Runs a unary call; cancelling the task cancels the call.
+    public func unary(
+        method: String, payload: [UInt8], timeout: Duration? = nil, metadata: [String: String] = [:]
+    ) async throws(RPCError) -> [UInt8] {
+        let box = CallIDBox()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+                box.set(startUnary(method: method, payload: payload, timeout: timeout, metadata: metadata) {
+                    continuation.resume(returning: $0)
+                })
+            }
+        } onCancel: {
+            if let id = box.get() { cancel(callID: id) }
+        }
+        return try result.get()
+    }
+
+    /// Runs a unary call with typed messages.
+    public func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
+        metadata: [String: String] = [:]
+    ) async throws(RPCError) -> Response {
+        let bytes = try await unary(method: method.path, payload: request.serializedBytes(), timeout: timeout, metadata: metadata)
+        do {
+            return try Response(serializedBytes: bytes)
+        } catch {
+            throw RPCError(code: .internal, message: "the server sent an invalid \(Response.protoName): \(error.message)")
+        }
+    }
+
+    /// Starts a server stream with typed messages; iterate it to read, stop
+    /// iterating (or cancel the task) to cancel the call.
+    ///
+    /// Up to `bufferLimit` messages wait for a slow reader; past that the oldest
+    /// are dropped, which shows as a gap in a stream's sequence numbers.
+    public func serverStream<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
+        metadata: [String: String] = [:], bufferLimit: Int = 4096
+    ) -> RPCResponseStream<Response> {
+        let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(bufferLimit))
+        let id = startStream(
+            method: method.path, payload: request.serializedBytes(), timeout: timeout, metadata: metadata,
+            onMessage: { bytes in
+                do throws(WireDecodingError) {
+                    continuation.yield(try Response(serializedBytes: bytes))
+                } catch {
+                    continuation.finish(throwing: RPCError(
+                        code: .internal, message: "the server sent an invalid \(Response.protoName): \(error.message)"))
+                }
+            },
+            onEnd: { error in
+                if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+            })
+        continuation.onTermination = { [self] termination in
+            if case .cancelled = termination { cancel(callID: id) }
+        }
+        return RPCResponseStream(base: stream)
+    }
+}
+
+/// The messages of a server stream, as an async sequence of typed responses.
+/// Ends normally when the call ends OK, throws `RPCError` otherwise.
+public struct RPCResponseStream<Element: Sendable>: AsyncSequence, Sendable {
+    let base: AsyncThrowingStream<Element, any Error>
+
+    public init(base: AsyncThrowingStream<Element, any Error>) {
+        self.base = base
+    }
+
+    public func makeAsyncIterator() -> AsyncThrowingStream<Element, any Error>.Iterator {
+        base.makeAsyncIterator()
+    }
+}
+
+/// The id of a call started inside a continuation, for the cancellation handler.
+final class CallIDBox: Sendable {
+    private let value = Mutex<UInt64?>(nil)
+
+    func set(_ id: UInt64) { value.withLock { $0 = id } }
+
+    func get() -> UInt64? { value.withLock { $0 } }
+}

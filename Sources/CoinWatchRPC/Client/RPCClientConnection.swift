@@ -1,0 +1,108 @@
+import CoinWatchProto
+import Synchronization
+
+/// One client connection to a CoinWatch server: the handshake done, calls from
+/// any number of tasks multiplexed on it, keepalive running.
+///
+/// The callback API (`startUnary`, `startStream`) is the cheap path, for load
+/// generators that run on the event loop; the async API builds on it. All
+/// per-call state lives on the connection's event loop.
+public final class RPCClientConnection: Sendable {
+    public let eventLoop: EventLoop
+    /// What the server announced in its `Welcome`.
+    public let welcome: V1.Welcome
+    /// `host:port`, for messages.
+    public let address: String
+    let handler: ClientConnectionHandler
+    private let nextCallID = Atomic<UInt64>(1)
+
+    init(eventLoop: EventLoop, welcome: V1.Welcome, address: String, handler: ClientConnectionHandler) {
+        self.eventLoop = eventLoop
+        self.welcome = welcome
+        self.address = address
+        self.handler = handler
+    }
+
+    /// Connects, performs the handshake, and starts keepalive.
+    public static func connect(
+        host: String, port: Int, on loop: EventLoop, options: Options = Options()
+    ) async throws(RPCError) -> RPCClientConnection {
+        let address = "\(host):\(port)"
+        let connection: Connection
+        do {
+            connection = try await Connection.connect(host: host, port: port, on: loop, timeout: options.connectTimeout)
+        } catch {
+            throw RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)")
+        }
+        let handler = ClientConnectionHandler(connection: connection, options: options, address: address)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<V1.Welcome, RPCError>, Never>) in
+            loop.execute {
+                handler.begin { continuation.resume(returning: $0) }
+            }
+        }
+        let welcome = try result.get()
+        return RPCClientConnection(eventLoop: loop, welcome: welcome, address: address, handler: handler)
+    }
+
+    /// Whether the connection can still carry calls (open, no `GoAway`, not dead).
+    public var isUsable: Bool { handler.usable.load(ordering: .acquiring) }
+
+    /// Allocates a call id: unique on this connection (they never repeat).
+    func makeCallID() -> UInt64 {
+        nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    // MARK: Callback API
+
+    /// Starts a unary call; `completion` runs on the event loop with the response
+    /// payload or the call's error. Returns the call id (for `cancel`).
+    @discardableResult
+    public func startUnary(
+        method: String, payload: [UInt8], timeout: Duration? = nil, metadata: [String: String] = [:],
+        completion: @escaping @Sendable (Result<[UInt8], RPCError>) -> Void
+    ) -> UInt64 {
+        let id = makeCallID()
+        let handler = self.handler
+        onLoop {
+            handler.startCall(id: id, method: method, payload: payload, timeout: timeout, metadata: metadata,
+                              pending: .unary(completion))
+        }
+        return id
+    }
+
+    /// Starts a server stream; `onMessage` runs on the event loop for each message,
+    /// then `onEnd` once (nil for OK). Returns the call id (for `cancel`).
+    @discardableResult
+    public func startStream(
+        method: String, payload: [UInt8], timeout: Duration? = nil, metadata: [String: String] = [:],
+        onMessage: @escaping @Sendable ([UInt8]) -> Void, onEnd: @escaping @Sendable (RPCError?) -> Void
+    ) -> UInt64 {
+        let id = makeCallID()
+        let handler = self.handler
+        onLoop {
+            handler.startCall(id: id, method: method, payload: payload, timeout: timeout, metadata: metadata,
+                              pending: .stream(onMessage: onMessage, onEnd: onEnd))
+        }
+        return id
+    }
+
+    /// Cancels a call: its callbacks get CANCELLED and the server is told to stop.
+    public func cancel(callID: UInt64) {
+        let handler = self.handler
+        onLoop { handler.cancel(id: callID, reason: RPCError(code: .cancelled, message: "cancelled by the caller")) }
+    }
+
+    /// Closes the connection; calls still running fail UNAVAILABLE.
+    public func close() {
+        let handler = self.handler
+        onLoop { handler.close(reason: RPCError(code: .unavailable, message: "the connection was closed by the client")) }
+    }
+
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        if eventLoop.inEventLoop {
+            body()
+        } else if !eventLoop.execute(body) {
+            body()
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import CoinWatchProto
+
+/// One method a server serves: its path and how to run it.
+///
+/// Four shapes cover what CoinWatch needs without paying for what a method does
+/// not use:
+/// - `unary(_:inline:)` runs on the connection's event loop and returns at once.
+///   For in-memory reads; it must never block.
+/// - `unary(_:deferred:)` hands the call to other machinery (a writer thread, say)
+///   that answers later from any thread through a `UnaryResponder`.
+/// - `unary(_:async:)` runs as a Swift task, for handlers written with `await`.
+/// - `serverStream(_:async:)` runs as a task writing through an `RPCWriter`,
+///   whose `write` suspends while the connection is above its high watermark;
+///   `serverStream(_:onLoop:)` hands a loop-bound `ServerStream` to code that
+///   manages many streams at once (the price hub).
+public struct RPCMethod: Sendable {
+    /// `package.Service/Method`.
+    public let path: String
+    let kind: Kind
+
+    enum Kind: Sendable {
+        case unary(@Sendable (_ payload: [UInt8], _ responder: UnaryResponder<RawPayload>) -> Void)
+        case serverStream(@Sendable (_ payload: [UInt8], _ stream: ServerStream) -> Void)
+    }
+
+    var isStreaming: Bool {
+        if case .serverStream = kind { return true }
+        return false
+    }
+}
+
+/// An already-encoded response message.
+public struct RawPayload: WireMessage {
+    public var bytes: [UInt8]
+
+    public init() { bytes = [] }
+
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    public init(serializedBytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        bytes = Array(serializedBytes)
+    }
+
+    public func serializedBytes() -> [UInt8] { bytes }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) { buffer.append(contentsOf: bytes) }
+
+    public static var protoName: String { "bytes" }
+}
+
+extension RPCMethod {
+    /// Decodes a request, mapping failure to the INVALID_ARGUMENT the protocol promises.
+    static func decode<Request: WireMessage>(_ type: Request.Type, _ payload: [UInt8]) throws(RPCError) -> Request {
+        do {
+            return try Request(serializedBytes: payload)
+        } catch {
+            throw RPCError(code: .invalidArgument, message: "payload is not a valid \(Request.protoName): \(error.message)")
+        }
+    }
+
+    /// A unary method answered on the event loop, inline.
+    public static func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        inline handler: @escaping @Sendable (Request, ServerContext) throws(RPCError) -> Response
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .unary { payload, responder in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                let response = try handler(request, responder.context)
+                responder.succeed(RawPayload(bytes: response.serializedBytes()))
+            } catch {
+                responder.fail(error)
+            }
+        })
+    }
+
+    /// A unary method answered later, from any thread, through the responder.
+    public static func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        deferred handler: @escaping @Sendable (Request, ServerContext, UnaryResponder<Response>) -> Void
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .unary { payload, responder in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                handler(request, responder.context, responder.typed(Response.self))
+            } catch {
+                responder.fail(error)
+            }
+        })
+    }
+
+    /// A unary method written with `async`/`await`, run as a task. Cancellation and
+    /// deadlines cancel the task.
+    public static func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        async handler: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) -> RPCMethod {
+        .unary(method, deferred: { request, context, responder in
+            let task = Task {
+                do {
+                    responder.succeed(try await handler(request, context))
+                } catch let error as RPCError {
+                    responder.fail(error)
+                } catch is CancellationError {
+                    responder.fail(RPCError(code: .cancelled, message: "the call was cancelled"))
+                } catch {
+                    responder.fail(RPCError(code: .unknown, message: "\(error)"))
+                }
+            }
+            responder.onCancel { task.cancel() }
+        })
+    }
+
+    /// A server stream managed on the event loop by the caller's own machinery.
+    public static func serverStream<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        onLoop handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .serverStream { payload, stream in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                try handler(request, stream)
+            } catch {
+                stream.finish(error)
+            }
+        })
+    }
+
+    /// A server stream written with `async`/`await`: the handler writes responses
+    /// through the writer (which applies backpressure) and returns to end the call OK,
+    /// or throws to end it with an error.
+    public static func serverStream<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        async handler: @escaping @Sendable (Request, RPCWriter<Response>, ServerContext) async throws -> Void
+    ) -> RPCMethod {
+        .serverStream(method, onLoop: { (request: Request, stream: ServerStream) throws(RPCError) in
+            let writer = RPCWriter<Response>(stream: stream)
+            let context = stream.context
+            let task = Task {
+                do {
+                    try await handler(request, writer, context)
+                    writer.finish(nil)
+                } catch let error as RPCError {
+                    writer.finish(error)
+                } catch is CancellationError {
+                    writer.finish(RPCError(code: .cancelled, message: "the call was cancelled"))
+                } catch {
+                    writer.finish(RPCError(code: .unknown, message: "\(error)"))
+                }
+            }
+            stream.onTerminate { _ in
+                writer.terminated()
+                task.cancel()
+            }
+        })
+    }
+}

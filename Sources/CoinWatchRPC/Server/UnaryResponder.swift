@@ -1,0 +1,55 @@
+import CoinWatchProto
+
+/// Answers one unary call, once, from any thread.
+///
+/// The first of `succeed`/`fail` wins; later answers, and answers after the
+/// call was cancelled or timed out, are dropped, because the client has already
+/// been sent the call's only `End`.
+public struct UnaryResponder<Response: WireMessage>: Sendable {
+    let call: ServerCall
+
+    /// The call's context (deadline, metadata, cancellation).
+    public var context: ServerContext { call.context }
+
+    public func succeed(_ response: Response) {
+        if call.eventLoop.inEventLoop {
+            let bytes = response.serializedBytes()
+            bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+        } else {
+            let bytes = response.serializedBytes()
+            let call = self.call
+            call.eventLoop.execute {
+                bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+            }
+        }
+    }
+
+    public func fail(_ error: RPCError) {
+        let call = self.call
+        call.onLoop { call.finish(error) }
+    }
+
+    /// Runs `handler` (on the event loop) if the call ends before it is answered:
+    /// cancelled by the client, past its deadline, or its connection gone.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let call = self.call
+        call.onLoop { call.addTerminationHandler { _ in handler() } }
+    }
+
+    func typed<Other: WireMessage>(_ type: Other.Type) -> UnaryResponder<Other> {
+        UnaryResponder<Other>(call: call)
+    }
+}
+
+extension UnaryResponder where Response == RawPayload {
+    func succeed(_ response: RawPayload) {
+        if call.eventLoop.inEventLoop {
+            response.bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+        } else {
+            let call = self.call
+            call.eventLoop.execute {
+                response.bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+            }
+        }
+    }
+}

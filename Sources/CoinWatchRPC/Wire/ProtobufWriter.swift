@@ -1,0 +1,92 @@
+/// Just enough of the protobuf wire format to write the RPC envelope by hand.
+///
+/// The envelope frames (`End`, `Message`, `Call`) wrap a payload that is already
+/// encoded. Building them through the generated encoder would copy the payload
+/// into a C struct and back out; writing the few envelope fields directly lets a
+/// payload be placed once, or shared by many frames ("encode once, send many").
+/// Every writer here is checked against the generated decoder in the tests.
+struct ProtobufWriter {
+    private(set) var pointer: UnsafeMutableRawPointer
+    let end: UnsafeMutableRawPointer
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        pointer = buffer.baseAddress!
+        end = buffer.baseAddress! + buffer.count
+    }
+
+    enum WireType: UInt64 {
+        case varint = 0
+        case lengthDelimited = 2
+    }
+
+    static func varintSize(_ value: UInt64) -> Int {
+        var size = 1
+        var rest = value >> 7
+        while rest != 0 {
+            size += 1
+            rest >>= 7
+        }
+        return size
+    }
+
+    static func tagSize(_ field: Int) -> Int { varintSize(UInt64(field) << 3) }
+
+    /// Size of a length-delimited field holding `length` bytes.
+    static func delimitedSize(field: Int, length: Int) -> Int {
+        tagSize(field) + varintSize(UInt64(length)) + length
+    }
+
+    /// Size of a varint field, 0 when the value is the proto3 default.
+    static func varintFieldSize(field: Int, _ value: UInt64) -> Int {
+        value == 0 ? 0 : tagSize(field) + varintSize(value)
+    }
+
+    mutating func writeVarint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            precondition(pointer < end, "protobuf writer overflow")
+            pointer.storeBytes(of: UInt8(truncatingIfNeeded: rest) | 0x80, as: UInt8.self)
+            pointer += 1
+            rest >>= 7
+        }
+        precondition(pointer < end, "protobuf writer overflow")
+        pointer.storeBytes(of: UInt8(rest), as: UInt8.self)
+        pointer += 1
+    }
+
+    mutating func writeTag(_ field: Int, _ type: WireType) {
+        writeVarint(UInt64(field) << 3 | type.rawValue)
+    }
+
+    /// Writes a varint field, omitting it when the value is the default (0).
+    mutating func writeVarintField(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
+        writeTag(field, .varint)
+        writeVarint(value)
+    }
+
+    /// Writes the tag and length of a length-delimited field whose bytes follow.
+    mutating func writeDelimitedHeader(_ field: Int, length: Int) {
+        writeTag(field, .lengthDelimited)
+        writeVarint(UInt64(length))
+    }
+
+    mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        precondition(end - pointer >= bytes.count, "protobuf writer overflow")
+        pointer.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        pointer += bytes.count
+    }
+
+    mutating func writeDelimited(_ field: Int, _ bytes: UnsafeRawBufferPointer) {
+        writeDelimitedHeader(field, length: bytes.count)
+        writeBytes(bytes)
+    }
+
+    mutating func writeString(_ field: Int, _ text: String) {
+        var text = text
+        text.withUTF8 { writeDelimited(field, UnsafeRawBufferPointer($0)) }
+    }
+
+    var isFull: Bool { pointer == end }
+}
