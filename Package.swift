@@ -128,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -59,22 +59,48 @@ extension RPCClientConnection {
         continuation.onTermination = { [self] termination in
             if case .cancelled = termination { cancel(callID: id) }
         }
-        return RPCResponseStream(base: stream)
+        return RPCResponseStream(base: stream) { [self] in cancel(callID: id) }
     }
 }
 
 /// The messages of a server stream, as an async sequence of typed responses.
 /// Ends normally when the call ends OK, throws `RPCError` otherwise.
+///
+/// Iterate it once. When the iterator goes away before the stream ended (a
+/// `break` out of `for try await`, a thrown error, a cancelled task) the call is
+/// cancelled on the server, so an abandoned stream never keeps producing.
 public struct RPCResponseStream<Element: Sendable>: AsyncSequence, Sendable {
     let base: AsyncThrowingStream<Element, any Error>
+    let cancel: @Sendable () -> Void
 
-    public init(base: AsyncThrowingStream<Element, any Error>) {
+    public init(base: AsyncThrowingStream<Element, any Error>, cancel: @escaping @Sendable () -> Void = {}) {
         self.base = base
+        self.cancel = cancel
     }
 
-    public func makeAsyncIterator() -> AsyncThrowingStream<Element, any Error>.Iterator {
-        base.makeAsyncIterator()
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: base.makeAsyncIterator(), token: CancelOnRelease(cancel))
     }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Element, any Error>.Iterator
+        let token: CancelOnRelease
+
+        public mutating func next() async throws -> Element? {
+            try await base.next()
+        }
+    }
+}
+
+/// Runs its action when the last reference goes away.
+public final class CancelOnRelease: Sendable {
+    let action: @Sendable () -> Void
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        self.action = action
+    }
+
+    deinit { action() }
 }
 
 /// The id of a call started inside a continuation, for the cancellation handler.

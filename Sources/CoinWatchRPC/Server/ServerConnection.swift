@@ -316,7 +316,11 @@ final class ServerConnection: ConnectionDelegate {
 
     /// Loop: the grace period is over.
     func forceClose() {
-        guard state != .closed else { return }
+        guard state != .closed else {
+            // Possibly still lingering for the peer's end of file: stop waiting.
+            connection.close()
+            return
+        }
         terminateCalls(sendEnd: true, reason: RPCError(code: .unavailable, message: "the server shut down before the call finished"))
         state = .closed
         connection.close(afterFlush: .seconds(1))

@@ -176,6 +176,13 @@ final class RawClient {
         precondition(sent == bytes.count, "short blocking send")
     }
 
+    /// Reads what is available (blocking for the first byte, up to the 10 s receive timeout).
+    func readSome() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[..<n]) : []
+    }
+
     /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
     func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
         var result: [UInt8] = []

@@ -1,0 +1,142 @@
+import CoinWatchProto
+import Testing
+@testable import CoinWatchRPC
+
+/// Every bad input of docs/PROTOCOL.md gets its documented answer, and the
+/// server keeps serving a well-behaved client meanwhile.
+@Suite("RPC bad input")
+struct RPCServerBadInputTests {
+    /// Sends `bytes` on a raw socket and returns the frames the server sent before closing.
+    static func exchange(_ port: Int, _ bytes: [UInt8]) throws -> [V1.Frame] {
+        let raw = try RawClient(port: port)
+        raw.send(bytes)
+        return RawFrames.decode(raw.readToEnd())
+    }
+
+    static func expectStillServing(_ running: RunningServer) async throws {
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
+        client.close()
+        await group.shutdownGracefully()
+    }
+
+    @Test("connection errors: zero length, oversize length, garbage, frame without kind, non-Hello first, bad version")
+    func connectionErrors() async throws {
+        let running = try RunningServer { $0.maxFrameBytes = 1024 }
+        let cases: [(String, [UInt8], RPCError.Code, String)] = [
+            ("zero length", [0, 0, 0, 0], .invalidArgument, "frame length 0"),
+            ("oversize", [0, 0, 4, 1] + [UInt8](repeating: 0, count: 16), .resourceExhausted, "1025"),
+            ("garbage", [0, 0, 0, 3, 0xFF, 0xFF, 0xFF], .invalidArgument, "not a valid coinwatch.v1.Frame"),
+            ("no kind", [0, 0, 0, 2, 0x78, 0x01], .invalidArgument, "no kind"),
+            ("call first", RawFrames.frame(.call(V1.Call(callID: 1, method: "x"))), .failedPrecondition,
+             "the first frame must be Hello, got Call"),
+            ("version 7", RawFrames.frame(.hello(V1.Hello(protocolVersion: 7))), .failedPrecondition,
+             "unsupported protocol version 7; this server speaks 1"),
+        ]
+        for (name, bytes, code, text) in cases {
+            let frames = try Self.exchange(running.port, bytes)
+            let error = try #require(frames.last?.connectionError, "\(name): no ConnectionError in \(frames)")
+            #expect(error.code == code.wire, "\(name)")
+            #expect(error.message.contains(text), "\(name): \(error.message)")
+        }
+        try await Self.expectStillServing(running)
+        await running.server.shutdownNow()
+    }
+
+    @Test("HTTP on the RPC port gets one plain-text line", arguments: ["GET / HTTP/1.1\r\n\r\n", "POST /x HTTP/1.1\r\n\r\n", "PRI * HTTP/2.0\r\n\r\n"])
+    func http(request: String) async throws {
+        let running = try RunningServer()
+        let raw = try RawClient(port: running.port)
+        raw.send(Array(request.utf8))
+        let reply = String(decoding: raw.readToEnd(), as: UTF8.self)
+        #expect(reply == "coinwatchd speaks the CoinWatch protocol (length-prefixed protobuf frames), not HTTP; see docs/PROTOCOL.md\n")
+        await running.server.shutdownNow()
+    }
+
+    @Test("a reused live call id and call id 0 end that call only")
+    func callIDs() async throws {
+        let running = try RunningServer()
+        let raw = try RawClient(port: running.port)
+        let slow = V1.GetSettingsRequest(deviceID: "slow").serializedBytes()
+        let health = V1.HealthCheckRequest().serializedBytes()
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 7, method: "coinwatch.v1.CoinWatch/GetSettings", payload: slow)))
+            + RawFrames.frame(.call(V1.Call(callID: 7, method: "coinwatch.v1.Health/Check", payload: health)))
+            + RawFrames.frame(.call(V1.Call(callID: 0, method: "coinwatch.v1.Health/Check", payload: health)))
+            + RawFrames.frame(.call(V1.Call(callID: 8, method: "coinwatch.v1.Health/Check", payload: health)))
+            + RawFrames.frame(.cancel(V1.Cancel(callID: 7))))
+        var received: [V1.Frame] = []
+        var buffer: [UInt8] = []
+        while received.compactMap(\.end).count < 4 {
+            let chunk = raw.readSome()
+            guard !chunk.isEmpty else { break }
+            buffer += chunk
+            received = RawFrames.decode(buffer)
+        }
+        let ends = received.compactMap(\.end)
+        #expect(ends.count == 4)
+        #expect(ends.contains { $0.callID == 7 && $0.status?.code == .invalidArgument && $0.status?.message == "call id 7 is already in use" })
+        #expect(ends.contains { $0.callID == 0 && $0.status?.message == "call id 0 is reserved" })
+        #expect(ends.contains { $0.callID == 8 && $0.status == nil && !$0.payload.isEmpty })
+        #expect(ends.contains { $0.callID == 7 && $0.status?.code == .cancelled })
+        await running.server.shutdownNow()
+    }
+
+    @Test("half a frame then silence: the handshake timeout closes the connection")
+    func halfFrame() async throws {
+        let running = try RunningServer { $0.handshakeTimeout = .milliseconds(300) }
+        let frames = try Self.exchange(running.port, Array(RawFrames.hello.prefix(5)))
+        let error = try #require(frames.last?.connectionError)
+        #expect(error.code == .deadlineExceeded)
+        try await Self.expectStillServing(running)
+        await running.server.shutdownNow()
+    }
+
+    @Test("a ping flood is answered with GoAway and a close, pings within the limit with Pong")
+    func pingFlood() async throws {
+        let running = try RunningServer { $0.pingBurst = 5 }
+        let raw = try RawClient(port: running.port)
+        var bytes = RawFrames.hello
+        for index in 0..<50 { bytes += RawFrames.frame(.ping(V1.Ping(payload: [UInt8(index)]))) }
+        raw.send(bytes)
+        let frames = RawFrames.decode(raw.readToEnd())
+        let pongs = frames.filter { if case .pong = $0.kind { return true } else { return false } }
+        #expect(pongs.count == 5)
+        guard case .goAway(let goAway) = frames.last?.kind else {
+            Issue.record("expected GoAway last, got \(String(describing: frames.last))")
+            return
+        }
+        #expect(goAway.code == .resourceExhausted)
+        #expect(goAway.reason == "too many pings")
+        try await Self.expectStillServing(running)
+        await running.server.shutdownNow()
+    }
+
+    @Test("a connection silent past the idle timeout gets GoAway and is closed")
+    func idle() async throws {
+        let running = try RunningServer { $0.idleTimeout = .milliseconds(300) }
+        let frames = try Self.exchange(running.port, RawFrames.hello)
+        guard case .goAway(let goAway) = frames.last?.kind else {
+            Issue.record("expected GoAway, got \(frames)")
+            return
+        }
+        #expect(goAway.reason.hasPrefix("idle for"))
+        await running.server.shutdownNow()
+    }
+
+    @Test("connections beyond the limit are refused with RESOURCE_EXHAUSTED")
+    func connectionLimit() async throws {
+        let running = try RunningServer { $0.maxConnections = 2 }
+        let first = try RawClient(port: running.port)
+        let second = try RawClient(port: running.port)
+        first.send(RawFrames.hello)
+        second.send(RawFrames.hello)
+        #expect(await eventually { running.server.stats.openConnections == 2 })
+        let frames = try Self.exchange(running.port, RawFrames.hello)
+        #expect(frames.last?.connectionError?.code == .resourceExhausted)
+        first.close()
+        second.close()
+        await running.server.shutdownNow()
+    }
+}

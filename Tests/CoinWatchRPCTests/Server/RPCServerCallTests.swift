@@ -1,0 +1,205 @@
+import CoinWatchProto
+import Synchronization
+import Testing
+@testable import CoinWatchRPC
+
+@Suite("RPC calls end to end")
+struct RPCServerCallTests {
+    @Test("handshake announces limits and methods; inline, async and deferred unary calls answer")
+    func unaryShapes() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        #expect(client.welcome.protocolVersion == 1)
+        #expect(client.welcome.maxFrameBytes == 4 << 20)
+        #expect(client.welcome.methods.contains("coinwatch.v1.CoinWatch/GetSettings"))
+
+        let health = try await client.unary(V1.Health.check, V1.HealthCheckRequest())
+        #expect(health.status == .serving)
+        let settings = try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"))
+        #expect(settings.settings?.deviceID == "phone-1")
+        let saved = try await client.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(deviceID: "phone-2"))
+        #expect(saved.settings?.version == 2)
+        let error = await #expect(throws: RPCError.self) {
+            try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "missing"))
+        }
+        #expect(error == RPCError(code: .notFound, message: "no settings for device 'missing'"))
+
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("1,000 concurrent unary calls on one connection are all answered correctly")
+    func thousandConcurrent() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { tasks in
+            for index in 0..<1_000 {
+                tasks.addTask {
+                    let method = index % 2 == 0 ? "coinwatch.v1.CoinWatch/GetSettings" : "coinwatch.v1.CoinWatch/SaveSettings"
+                    let payload = V1.GetSettingsRequest(deviceID: "device-\(index)").serializedBytes()
+                    let bytes = try await client.unary(method: method, payload: payload)
+                    let response = try V1.GetSettingsResponse(serializedBytes: bytes)
+                    return (index, response.settings?.deviceID ?? "")
+                }
+            }
+            var answers: [Int: String] = [:]
+            for try await (index, device) in tasks { answers[index] = device }
+            return answers
+        }
+        #expect(answers.count == 1_000)
+        #expect(answers.allSatisfy { $0.value == "device-\($0.key)" })
+        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("200 connections at once are served")
+    func manyConnections() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 2)
+        let served = try await withThrowingTaskGroup(of: Bool.self) { tasks in
+            for index in 0..<200 {
+                tasks.addTask {
+                    let client = try await running.connect(group: group)
+                    defer { client.close() }
+                    let response = try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "d\(index)"))
+                    return response.settings?.deviceID == "d\(index)"
+                }
+            }
+            var count = 0
+            for try await ok in tasks where ok { count += 1 }
+            return count
+        }
+        #expect(served == 200)
+        #expect(running.server.stats.acceptedConnections == 200)
+        #expect(await eventually { running.server.stats.openConnections == 0 })
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("a stream and unary calls interleave on one connection")
+    func streamAndUnaryInterleaved() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let stream = client.serverStream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(minIntervalMs: 0))
+        var sequences: [UInt64] = []
+        for try await update in stream {
+            sequences.append(update.sequence)
+            let answer = try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "u\(update.sequence)"))
+            #expect(answer.settings?.deviceID == "u\(update.sequence)")
+            if sequences.count == 20 { break }
+        }
+        #expect(sequences == Array(1...20))
+        // Leaving the loop cancelled the stream on the server.
+        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("a finite stream ends OK after its messages")
+    func finiteStream() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        var received: [UInt64] = []
+        for try await update in client.serverStream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(minIntervalMs: 50)) {
+            received.append(update.sequence)
+        }
+        #expect(received == Array(1...50))
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("the server enforces deadlines and frees the call")
+    func deadline() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        // Raw callback API so the server's own End is observed, not the client's timer.
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+            client.startUnary(method: "coinwatch.v1.CoinWatch/GetSettings",
+                              payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes(),
+                              timeout: .milliseconds(150)) { continuation.resume(returning: $0) }
+        }
+        guard case .failure(let error) = result else {
+            Issue.record("expected DEADLINE_EXCEEDED, got \(result)")
+            return
+        }
+        #expect(error.code == .deadlineExceeded)
+        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        // The connection keeps serving.
+        #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("cancelling a call stops its handler and ends it CANCELLED")
+    func cancel() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let task = Task {
+            try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow"))
+        }
+        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        task.cancel()
+        let error = await #expect(throws: RPCError.self) { try await task.value }
+        #expect(error?.code == .cancelled)
+        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("a client that disconnects mid-stream frees the server's call state")
+    func disconnectFreesState() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        var iterator = client.serverStream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest()).makeAsyncIterator()
+        _ = try await iterator.next()
+        #expect(running.server.stats.liveCalls == 1)
+        client.close()
+        #expect(await eventually { running.server.stats.liveCalls == 0 && running.server.stats.openConnections == 0 })
+        #expect(await eventually { running.service.streamsEnded.load(ordering: .relaxed) == 1 })
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("call errors end that call only; the connection keeps serving")
+    func callErrors() async throws {
+        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 2 }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+
+        let unknown = await #expect(throws: RPCError.self) { try await client.unary(method: "coinwatch.v1.Nope/Nothing", payload: []) }
+        #expect(unknown == RPCError(code: .unimplemented, message: "unknown method 'coinwatch.v1.Nope/Nothing'"))
+
+        let garbage = await #expect(throws: RPCError.self) {
+            try await client.unary(method: "coinwatch.v1.CoinWatch/GetSettings", payload: [0x0A, 0x05, 0x41])
+        }
+        #expect(garbage?.code == .invalidArgument)
+        #expect(garbage?.message.hasPrefix("payload is not a valid coinwatch.v1.GetSettingsRequest") == true)
+
+        let slow1 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        let slow2 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually { running.server.stats.liveCalls == 2 })
+        let exhausted = await #expect(throws: RPCError.self) { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(exhausted?.code == .resourceExhausted)
+        slow1.cancel()
+        slow2.cancel()
+        _ = await (slow1.result, slow2.result)
+        #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+}

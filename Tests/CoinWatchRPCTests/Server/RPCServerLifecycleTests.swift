@@ -1,0 +1,114 @@
+import CoinWatchProto
+import Synchronization
+import Testing
+@testable import CoinWatchRPC
+
+@Suite("RPC server lifecycle and limits")
+struct RPCServerLifecycleTests {
+    @Test("graceful shutdown: GoAway, streams end UNAVAILABLE, in-flight unary calls finish, new calls are refused")
+    func gracefulShutdown() async throws {
+        let running = try RunningServer { $0.shutdownGracePeriod = .seconds(5) }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+
+        // A unary call in flight (answered from another thread after ~300 ms).
+        let inFlight = Task { () -> Result<[UInt8], RPCError> in
+            await withCheckedContinuation { continuation in
+                client.startUnary(method: "coinwatch.v1.CoinWatch/GetSettings",
+                                  payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes(),
+                                  timeout: .milliseconds(400)) { continuation.resume(returning: $0) }
+            }
+        }
+        var stream = client.serverStream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest()).makeAsyncIterator()
+        _ = try await stream.next()
+        #expect(await eventually { running.server.stats.liveCalls == 2 })
+
+        let shutdown = Task { await running.server.shutdownGracefully() }
+        // The stream ends UNAVAILABLE at once.
+        let streamError = await #expect(throws: RPCError.self) {
+            while try await stream.next() != nil {}
+        }
+        #expect(streamError?.code == .unavailable)
+        // New calls on the going-away connection are refused.
+        #expect(await eventually { !client.isUsable })
+        let refused = await #expect(throws: RPCError.self) { try await client.unary(V1.Health.check, V1.HealthCheckRequest()) }
+        #expect(refused?.code == .unavailable)
+        // The in-flight unary call still got its own answer (its deadline, from the server).
+        if case .failure(let error) = await inFlight.value {
+            #expect(error.code == .deadlineExceeded)
+        } else {
+            Issue.record("the slow call cannot succeed")
+        }
+        await shutdown.value
+        #expect(running.server.stats.openConnections == 0)
+        // Nothing listens any more.
+        #expect(throws: IOError.self) { _ = try RawClient(port: running.port) }
+        await group.shutdownGracefully()
+    }
+
+    @Test("a reader that never reads: the server's memory for it stays bounded and the slow-consumer policy closes it")
+    func neverReads() async throws {
+        let running = try RunningServer {
+            $0.highWatermark = 256 << 10
+            $0.lowWatermark = 64 << 10
+            $0.slowConsumerTimeout = .milliseconds(500)
+        }
+        let raw = try RawClient(port: running.port)
+        raw.send(RawFrames.hello + RawFrames.frame(.call(V1.Call(
+            callID: 1, method: "coinwatch.v1.CoinWatch/StreamAlerts",
+            payload: V1.StreamAlertsRequest(deviceID: "d").serializedBytes()))))
+        // The stream stops producing once the socket buffers and the high watermark
+        // are full; then, after the slow-consumer timeout, the connection is closed.
+        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        #expect(await eventually { running.server.stats.openConnections == 0 })
+        let produced = running.service.floodBytes.load(ordering: .relaxed)
+        // Bounded by kernel socket buffers (a few MiB on loopback) plus the high watermark.
+        #expect(produced < 64 << 20, "produced \(produced) bytes for a reader that never read")
+        #expect(produced > 256 << 10)
+        #expect(running.server.stats.liveCalls == 0)
+        raw.close()
+        await running.server.shutdownNow()
+    }
+
+    @Test("the client notices a dead server through keepalive")
+    func keepaliveNoticesDeadServer() async throws {
+        // A "server" that completes the handshake and then never answers anything.
+        let silent = try SilentServer()
+        let group = try EventLoopGroup(threads: 1)
+        var options = RPCClientConnection.Options()
+        options.keepaliveInterval = .milliseconds(100)
+        options.keepaliveTimeout = .milliseconds(200)
+        let client = try await RPCClientConnection.connect(host: "127.0.0.1", port: silent.port, on: group.next(), options: options)
+        let error = await #expect(throws: RPCError.self) {
+            try await client.unary(V1.Health.check, V1.HealthCheckRequest())
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("no Pong") == true)
+        await silent.shutdown()
+        await group.shutdownGracefully()
+    }
+}
+
+/// Answers `Hello` with `Welcome`, then ignores everything.
+final class SilentServer: Sendable {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer { SilentDelegate() }
+    }
+
+    var port: Int { server.port }
+
+    func shutdown() async { await server.shutdown() }
+
+    final class SilentDelegate: ConnectionDelegate {
+        var welcomed = false
+
+        func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
+            guard !welcomed else { return }
+            welcomed = true
+            let welcome = V1.Frame(kind: .welcome(V1.Welcome(protocolVersion: 1, serverName: "silent"))).serializedBytes()
+            welcome.withUnsafeBytes { connection.enqueueFrame(body: $0) }
+        }
+    }
+}

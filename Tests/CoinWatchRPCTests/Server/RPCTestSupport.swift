@@ -1,0 +1,122 @@
+import CoinWatchProto
+import Dispatch
+import Synchronization
+@testable import CoinWatchRPC
+
+/// A small service on the real runtime that exercises every handler shape.
+///
+/// - `Health/Check` (inline): SERVING.
+/// - `GetSettings` (async): echoes the device id; "slow" sleeps 30 s (for
+///   deadlines and cancellation); "missing" fails NOT_FOUND.
+/// - `SaveSettings` (deferred): answered from another thread.
+/// - `StreamPrices` (async stream): `min_interval_ms` messages (0 = until
+///   cancelled, one every 5 ms), sequence numbers 1, 2, …
+/// - `StreamAlerts` (loop-bound stream): writes 4 KiB messages as fast as the
+///   connection takes them, counting bytes in `floodBytes`.
+final class TestService: Sendable {
+    let floodBytes = Atomic<Int>(0)
+    let streamsEnded = Atomic<Int>(0)
+
+    var methods: [RPCMethod] {
+        [
+            .unary(V1.Health.check, inline: { _, _ in V1.HealthCheckResponse(status: .serving) }),
+            .unary(V1.CoinWatch.getSettings, async: { request, _ in
+                switch request.deviceID {
+                case "slow":
+                    try await Task.sleep(for: .seconds(30))
+                case "missing":
+                    throw RPCError(code: .notFound, message: "no settings for device 'missing'")
+                default:
+                    break
+                }
+                return V1.GetSettingsResponse(settings: V1.Settings(deviceID: request.deviceID, version: 1))
+            }),
+            .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
+                DispatchQueue.global().async {
+                    responder.succeed(V1.SaveSettingsResponse(settings: V1.Settings(deviceID: request.deviceID, version: 2)))
+                }
+            }),
+            .serverStream(V1.CoinWatch.streamPrices, async: { [self] request, writer, _ in
+                defer { streamsEnded.add(1, ordering: .relaxed) }
+                let count = UInt64(request.minIntervalMs)
+                var sequence: UInt64 = 0
+                while count == 0 || sequence < count {
+                    sequence += 1
+                    try await writer.write(V1.PriceUpdate(symbol: "BTC", sequence: sequence))
+                    if count == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                }
+            }),
+            .serverStream(V1.CoinWatch.streamAlerts, onLoop: { [self] _, stream in
+                let alert = V1.Alert(id: String(repeating: "x", count: 4096))
+                func pump() {
+                    while stream.isActive && stream.isWritable {
+                        stream.send(alert)
+                        floodBytes.add(4100, ordering: .relaxed)
+                    }
+                    if stream.isActive { stream.onWritable { pump() } }
+                }
+                stream.onTerminate { _ in self.streamsEnded.add(1, ordering: .relaxed) }
+                pump()
+            }),
+        ]
+    }
+}
+
+/// An in-process server on loopback port 0 with `TestService`.
+struct RunningServer {
+    let server: RPCServer
+    let service: TestService
+
+    init(configure: (inout RPCServer.Configuration) -> Void = { _ in }) throws {
+        var configuration = RPCServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.eventLoopThreads = 2
+        configure(&configuration)
+        service = TestService()
+        server = try RPCServer(configuration: configuration, methods: service.methods)
+        try server.start()
+    }
+
+    var port: Int { server.port }
+
+    func connect(options: RPCClientConnection.Options = .init(), group: EventLoopGroup) async throws -> RPCClientConnection {
+        try await RPCClientConnection.connect(host: "127.0.0.1", port: port, on: group.next(), options: options)
+    }
+}
+
+/// Wire helpers for raw-socket tests.
+enum RawFrames {
+    static func frame(_ kind: V1.Frame.Kind) -> [UInt8] {
+        FrameEncoder.frame(V1.Frame(kind: kind).serializedBytes())
+    }
+
+    static let hello = frame(.hello(V1.Hello(protocolVersion: 1, clientName: "raw-test")))
+
+    /// Splits a byte stream into decoded frames (ignores a trailing partial frame).
+    static func decode(_ bytes: [UInt8]) -> [V1.Frame] {
+        var frames: [V1.Frame] = []
+        var offset = 0
+        while bytes.count - offset >= 4 {
+            let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard bytes.count - offset - 4 >= length else { break }
+            if let frame = try? V1.Frame(serializedBytes: Array(bytes[(offset + 4)..<(offset + 4 + length)])) {
+                frames.append(frame)
+            }
+            offset += 4 + length
+        }
+        return frames
+    }
+}
+
+extension V1.Frame {
+    var connectionError: V1.ConnectionError? {
+        if case .error(let error) = kind { return error }
+        return nil
+    }
+
+    var end: V1.End? {
+        if case .end(let end) = kind { return end }
+        return nil
+    }
+}
