@@ -6,20 +6,27 @@ import Glibc
 #endif
 
 let usage = "coinwatch-bench <unary|stream> --server HOST:PORT [options]"
-let options: [OptionSpec] = [
-    OptionSpec("help", short: "h", .flag, help: "Show this help."),
-    OptionSpec("version", .flag, help: "Show the version."),
-]
 
-CommandRunner.run(usage: "USAGE: \(usage)") {
-    let parsed = try ParsedArguments.parse(Array(CommandLine.arguments.dropFirst()), options: options)
-    if parsed.has("help") {
-        print(HelpText.render(usage: usage, summary: "Load generator and latency meter for coinwatchd.", options: options), terminator: "")
+CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let parsed = try ParsedArguments.parse(arguments, options: BenchOptions.all, environment: [:])
+    if parsed.has("help") || arguments.isEmpty {
+        print(BenchOptions.help, terminator: "")
         return 0
     }
     if parsed.has("version") {
         print("coinwatch-bench \(CoinWatchVersion.current)")
         return 0
     }
-    throw UsageError("missing mode: unary or stream")
+    let options = try BenchOptions(parsed)
+    switch parsed.positionals.first {
+    case "unary":
+        return try UnaryBenchmark(options: options).run()
+    case "stream":
+        return try StreamBenchmark(options: options).run()
+    case let other?:
+        throw UsageError("unknown mode '\(other)'; expected unary or stream")
+    case nil:
+        throw UsageError("missing mode: unary or stream")
+    }
 }

@@ -41,25 +41,12 @@ extension RPCClientConnection {
         _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
         metadata: [String: String] = [:], bufferLimit: Int = 4096
     ) -> RPCResponseStream<Response> {
-        let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream(
-            bufferingPolicy: .bufferingNewest(bufferLimit))
-        let id = startStream(
-            method: method.path, payload: request.serializedBytes(), timeout: timeout, metadata: metadata,
-            onMessage: { bytes in
-                do throws(WireDecodingError) {
-                    continuation.yield(try Response(serializedBytes: bytes))
-                } catch {
-                    continuation.finish(throwing: RPCError(
-                        code: .internal, message: "the server sent an invalid \(Response.protoName): \(error.message)"))
-                }
-            },
-            onEnd: { error in
-                if let error { continuation.finish(throwing: error) } else { continuation.finish() }
-            })
-        continuation.onTermination = { [self] termination in
-            if case .cancelled = termination { cancel(callID: id) }
+        RPCResponseStream.start(bufferLimit: bufferLimit) { onMessage, onEnd throws(RPCError) in
+            let id = self.startStream(
+                method: method.path, payload: request.serializedBytes(), timeout: timeout, metadata: metadata,
+                onMessage: onMessage, onEnd: onEnd)
+            return { self.cancel(callID: id) }
         }
-        return RPCResponseStream(base: stream) { [self] in cancel(callID: id) }
     }
 }
 

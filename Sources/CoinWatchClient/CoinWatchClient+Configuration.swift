@@ -1,0 +1,38 @@
+import CoinWatchModel
+import CoinWatchRPC
+
+extension CoinWatchClient {
+    /// Where the server is and how to talk to it.
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        /// Sent in the handshake; required by servers with a publish token for `publish`.
+        public var token = ""
+        public var clientName = "coinwatch-client/\(CoinWatchVersion.current)"
+        public var connectTimeout: Duration = .seconds(5)
+        /// Deadline for unary calls that do not pass their own; nil = none.
+        public var defaultTimeout: Duration? = .seconds(10)
+        public var keepaliveInterval: Duration = .seconds(30)
+        public var keepaliveTimeout: Duration = .seconds(10)
+
+        public init(host: String = "127.0.0.1", port: Int = 7878) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Parses `HOST:PORT` (`[::1]:7878` for IPv6 literals).
+        public init(address: String) throws(RPCError) {
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+                  (1...65535).contains(port) else {
+                throw RPCError(code: .invalidArgument, message: "'\(address)' is not HOST:PORT")
+            }
+            var host = String(address[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else { throw RPCError(code: .invalidArgument, message: "'\(address)' has no host") }
+            self.init(host: host, port: port)
+        }
+
+        /// `host:port` as given.
+        public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+}

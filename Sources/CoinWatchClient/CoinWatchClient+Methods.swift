@@ -1,0 +1,76 @@
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+
+/// Typed conveniences for each CoinWatch method. They take and return the
+/// schema's value types, so nothing here hides a field the wire has.
+extension CoinWatchClient {
+    /// The device's settings; NOT_FOUND when it has none.
+    public func settings(device: String, timeout: Duration? = nil) async throws(RPCError) -> V1.Settings {
+        let response = try await call(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: device), timeout: timeout)
+        return response.settings ?? V1.Settings()
+    }
+
+    /// Patches the device's settings (only the symbols named change) and returns what is stored.
+    public func saveSettings(_ request: V1.SaveSettingsRequest, timeout: Duration? = nil) async throws(RPCError) -> V1.Settings {
+        let response = try await call(V1.CoinWatch.saveSettings, request, timeout: timeout)
+        return response.settings ?? V1.Settings()
+    }
+
+    /// Sets one symbol's thresholds (nil or zero = off); other symbols keep theirs.
+    public func setRule(
+        device: String, symbol: String, below: ExactDecimal?, above: ExactDecimal?, expectedVersion: UInt64? = nil,
+        timeout: Duration? = nil
+    ) async throws(RPCError) -> V1.Settings {
+        var request = V1.SaveSettingsRequest(deviceID: device)
+        request.setRules[symbol] = V1.AlertRule(below: below.map(V1.Decimal.init), above: above.map(V1.Decimal.init))
+        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        return try await saveSettings(request, timeout: timeout)
+    }
+
+    /// Removes one symbol's rule; other symbols keep theirs.
+    public func removeRule(
+        device: String, symbol: String, expectedVersion: UInt64? = nil, timeout: Duration? = nil
+    ) async throws(RPCError) -> V1.Settings {
+        var request = V1.SaveSettingsRequest(deviceID: device, removeSymbols: [symbol])
+        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        return try await saveSettings(request, timeout: timeout)
+    }
+
+    /// Deletes the device's settings; returns whether there were any.
+    @discardableResult
+    public func deleteSettings(device: String, expectedVersion: UInt64? = nil, timeout: Duration? = nil) async throws(RPCError) -> Bool {
+        var request = V1.DeleteSettingsRequest(deviceID: device)
+        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        return try await call(V1.CoinWatch.deleteSettings, request, timeout: timeout).existed
+    }
+
+    /// The latest prices (all symbols when `symbols` is empty), ordered by symbol.
+    public func prices(symbols: [String] = [], timeout: Duration? = nil) async throws(RPCError) -> [V1.Tick] {
+        try await call(V1.CoinWatch.getPrices, V1.GetPricesRequest(symbols: symbols), timeout: timeout).prices
+    }
+
+    /// Pushes ticks, as an external feeder does; returns how many were applied.
+    @discardableResult
+    public func publish(_ ticks: [V1.Tick], timeout: Duration? = nil) async throws(RPCError) -> UInt32 {
+        try await call(V1.CoinWatch.publishPrices, V1.PublishPricesRequest(ticks: ticks), timeout: timeout).accepted
+    }
+
+    /// Whether the server is serving.
+    public func health(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse.ServingStatus {
+        try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout).status
+    }
+
+    /// Live prices: the current price of each symbol first, then updates.
+    public func streamPrices(
+        symbols: [String] = [], minInterval: Duration = .zero, onlyChanges: Bool = false
+    ) -> RPCResponseStream<V1.PriceUpdate> {
+        let millis = UInt32(clamping: minInterval.components.seconds * 1000 + minInterval.components.attoseconds / 1_000_000_000_000_000)
+        return stream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(symbols: symbols, minIntervalMs: millis, onlyChanges: onlyChanges))
+    }
+
+    /// The device's alerts: pending ones first, then live ones.
+    public func streamAlerts(device: String) -> RPCResponseStream<V1.Alert> {
+        stream(V1.CoinWatch.streamAlerts, V1.StreamAlertsRequest(deviceID: device))
+    }
+}

@@ -1,0 +1,141 @@
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import Synchronization
+
+/// The client library for CoinWatch servers.
+///
+/// One instance holds one connection and shares it between any number of
+/// tasks; calls are multiplexed on it. The connection is made on first use and,
+/// after a drop (server restart, network, `GoAway`), remade on the next call, so
+/// long-lived services can keep one client for their whole life.
+///
+/// ```swift
+/// let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: 7878))
+/// let settings = try await client.setRule(device: "phone-1", symbol: "BTC", below: "60000", above: nil)
+/// for try await update in client.streamPrices(symbols: ["BTC"]) { print(update.symbol, update.price) }
+/// ```
+public final class CoinWatchClient: Sendable {
+    public let configuration: Configuration
+    private let group: EventLoopGroup
+    private let current = Mutex<RPCClientConnection?>(nil)
+    /// Serialises connection attempts so concurrent first calls share one connection.
+    private let connecting = ConnectGate()
+
+    /// Creates a client; nothing connects until the first call (or `connect()`).
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        // One loop is plenty for a client: its work per call is an encode and a write.
+        group = try! EventLoopGroup(threads: 1, namePrefix: "cw-client")
+    }
+
+    deinit {
+        current.withLock { $0?.close() }
+        group.syncShutdownGracefully()
+    }
+
+    /// The connection, connecting (or reconnecting) first when there is no usable one.
+    ///
+    /// Failing to reach the server throws UNAVAILABLE whose message names the
+    /// address; callers that must tell "unreachable" from a failed call can call
+    /// this first.
+    @discardableResult
+    public func connect() async throws(RPCError) -> RPCClientConnection {
+        if let connection = current.withLock({ $0 }), connection.isUsable {
+            return connection
+        }
+        return try await connecting.run { () throws(RPCError) -> RPCClientConnection in
+            if let connection = self.current.withLock({ $0 }), connection.isUsable {
+                return connection
+            }
+            var options = RPCClientConnection.Options()
+            options.clientName = self.configuration.clientName
+            options.authToken = self.configuration.token
+            options.connectTimeout = self.configuration.connectTimeout
+            options.keepaliveInterval = self.configuration.keepaliveInterval
+            options.keepaliveTimeout = self.configuration.keepaliveTimeout
+            let connection = try await RPCClientConnection.connect(
+                host: self.configuration.host, port: self.configuration.port, on: self.group.next(), options: options)
+            let previous = self.current.withLock { current in
+                defer { current = connection }
+                return current
+            }
+            previous?.close()
+            return connection
+        }
+    }
+
+    /// Closes the connection; a later call reconnects.
+    public func close() {
+        let connection = current.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        connection?.close()
+    }
+
+    // MARK: Generic calls
+
+    /// Runs any unary method of the schema.
+    public func call<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
+        metadata: [String: String] = [:]
+    ) async throws(RPCError) -> Response {
+        let connection = try await connect()
+        return try await connection.unary(
+            method, request, timeout: timeout ?? configuration.defaultTimeout, metadata: metadata)
+    }
+
+    /// Runs any server-streaming method of the schema. Connects lazily; errors,
+    /// including failing to connect, arrive through the iteration.
+    public func stream<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, metadata: [String: String] = [:],
+        bufferLimit: Int = 4096
+    ) -> RPCResponseStream<Response> {
+        RPCResponseStream.start(bufferLimit: bufferLimit) { onMessage, onEnd throws(RPCError) in
+            let connection = try await self.connect()
+            let id = connection.startStream(
+                method: method.path, payload: request.serializedBytes(), metadata: metadata,
+                onMessage: onMessage, onEnd: onEnd)
+            return { connection.cancel(callID: id) }
+        }
+    }
+}
+
+/// Lets one task at a time run a connection attempt; the others wait for it.
+final class ConnectGate: Sendable {
+    private let lock = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+
+    func run<T>(_ body: () async throws(RPCError) -> T) async throws(RPCError) -> T {
+        await acquire()
+        defer { release() }
+        return try await body()
+    }
+
+    private func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = lock.withLock { waiters -> Bool in
+                if waiters == nil {
+                    waiters = []
+                    return true
+                }
+                waiters!.append(continuation)
+                return false
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    private func release() {
+        let next = lock.withLock { waiters -> CheckedContinuation<Void, Never>? in
+            guard var queue = waiters, !queue.isEmpty else {
+                waiters = nil
+                return nil
+            }
+            let first = queue.removeFirst()
+            waiters = queue
+            return first
+        }
+        next?.resume()
+    }
+}

@@ -1,0 +1,77 @@
+import CoinWatchProto
+import Synchronization
+
+extension RPCResponseStream where Element: WireMessage {
+    /// A stream whose call is started by `start`, which may first have to connect.
+    ///
+    /// `start` gets the raw message and end callbacks and returns how to cancel
+    /// the call it started. Messages are decoded as `Element`; a message that does
+    /// not decode ends the stream with INTERNAL. Cancellation before `start` has
+    /// finished is remembered and applied as soon as the call exists.
+    public static func start(
+        bufferLimit: Int = 4096,
+        _ start: @escaping @Sendable (
+            _ onMessage: @escaping @Sendable ([UInt8]) -> Void, _ onEnd: @escaping @Sendable (RPCError?) -> Void
+        ) async throws(RPCError) -> @Sendable () -> Void
+    ) -> RPCResponseStream<Element> {
+        let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(
+            bufferingPolicy: .bufferingNewest(bufferLimit))
+        let canceller = StreamCanceller()
+        let onMessage: @Sendable ([UInt8]) -> Void = { bytes in
+            do throws(WireDecodingError) {
+                continuation.yield(try Element(serializedBytes: bytes))
+            } catch {
+                continuation.finish(throwing: RPCError(
+                    code: .internal, message: "the server sent an invalid \(Element.protoName): \(error.message)"))
+                canceller.cancel()
+            }
+        }
+        let onEnd: @Sendable (RPCError?) -> Void = { error in
+            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+        }
+        let task = Task {
+            do throws(RPCError) {
+                canceller.install(try await start(onMessage, onEnd))
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { termination in
+            if case .cancelled = termination {
+                canceller.cancel()
+                task.cancel()
+            }
+        }
+        return RPCResponseStream(base: stream) { canceller.cancel() }
+    }
+}
+
+/// Holds the way to cancel a call that may not have started yet.
+final class StreamCanceller: Sendable {
+    private enum State {
+        case waiting
+        case started(@Sendable () -> Void)
+        case cancelled
+    }
+
+    private let state = Mutex(State.waiting)
+
+    /// The call exists; cancels it at once if cancellation came first.
+    func install(_ cancel: @escaping @Sendable () -> Void) {
+        let cancelNow = state.withLock { state -> Bool in
+            if case .cancelled = state { return true }
+            state = .started(cancel)
+            return false
+        }
+        if cancelNow { cancel() }
+    }
+
+    func cancel() {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            defer { state = .cancelled }
+            if case .started(let cancel) = state { return cancel }
+            return nil
+        }
+        action?()
+    }
+}

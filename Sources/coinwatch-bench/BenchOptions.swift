@@ -1,0 +1,89 @@
+import CoinWatchCommandLine
+
+/// The benchmark's options, shared by both modes.
+struct BenchOptions {
+    static let all: [OptionSpec] = [
+        OptionSpec("server", .value(placeholder: "HOST:PORT"), default: "127.0.0.1:7878", help: "Server to load."),
+        OptionSpec("connections", .value(placeholder: "C"), default: "50", help: "Connections (unary mode)."),
+        OptionSpec("in-flight", .value(placeholder: "K"), default: "1", help: "Calls kept outstanding per connection."),
+        OptionSpec("duration", .value(placeholder: "SECONDS"), default: "10", help: "Measured run time."),
+        OptionSpec("warmup", .value(placeholder: "SECONDS"), default: "1", help: "Unmeasured run time before it."),
+        OptionSpec("method", .value(placeholder: "get|save"), default: "get",
+                   help: "get: GetSettings of existing devices; save: durable SaveSettings."),
+        OptionSpec("devices", .value(placeholder: "N"), default: "1000", help: "Distinct device ids used."),
+        OptionSpec("subscribers", .value(placeholder: "N"), default: "100", help: "StreamPrices subscribers (stream mode)."),
+        OptionSpec("rate", .value(placeholder: "TICKS_PER_S"), default: "0",
+                   help: "Ticks published per second (stream mode); 0 = as fast as the server takes them."),
+        OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
+        OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
+        OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
+        OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
+        OptionSpec("help", short: "h", .flag, help: "Show this help."),
+        OptionSpec("version", .flag, help: "Show the version."),
+    ]
+
+    static let help = HelpText.render(
+        usage: "coinwatch-bench <unary|stream> --server HOST:PORT [options]",
+        summary: """
+            Load generator and latency meter for coinwatchd.
+
+              unary   closed loop: each connection keeps K calls outstanding for the duration;
+                      reports requests/s, p50/p99/p999 latency and errors.
+              stream  N StreamPrices subscribers while ticks are published; reports deliveries/s,
+                      publish-to-receive latency p50/p99 and sequence gaps.
+            """,
+        options: all,
+        sections: [("JSON (last line with --json)", """
+              unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method
+              stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
+            """)])
+
+    var host: String
+    var port: Int
+    var connections: Int
+    var inFlight: Int
+    var duration: Double
+    var warmup: Double
+    var method: String
+    var devices: Int
+    var subscribers: Int
+    var rate: Double
+    var symbols: Int
+    var threads: Int
+    var token: String
+    var json: Bool
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        let server = parsed["server"]!
+        guard let colon = server.lastIndex(of: ":"), let port = Int(server[server.index(after: colon)...]) else {
+            throw UsageError("--server: '\(server)' is not HOST:PORT")
+        }
+        host = String(server[..<colon])
+        self.port = port
+        func positive(_ name: String) throws(UsageError) -> Int {
+            guard let value = try parsed.value(name, as: "a positive whole number", { Int($0) }), value > 0 else {
+                throw UsageError("--\(name) must be a positive whole number")
+            }
+            return value
+        }
+        func seconds(_ name: String) throws(UsageError) -> Double {
+            guard let value = try parsed.value(name, as: "a number of seconds", { Double($0) }), value >= 0 else {
+                throw UsageError("--\(name) must be a number of seconds")
+            }
+            return value
+        }
+        connections = try positive("connections")
+        inFlight = try positive("in-flight")
+        duration = try seconds("duration")
+        warmup = try seconds("warmup")
+        method = parsed["method"]!
+        guard method == "get" || method == "save" else { throw UsageError("--method must be get or save") }
+        devices = try positive("devices")
+        subscribers = try positive("subscribers")
+        rate = try seconds("rate")
+        symbols = try positive("symbols")
+        threads = try positive("threads")
+        token = parsed["token"] ?? ""
+        json = parsed.has("json")
+    }
+}

@@ -1,0 +1,10 @@
+import CoinWatchCommandLine
+
+/// Fan-out load: subscribers on StreamPrices while ticks are published.
+struct StreamBenchmark {
+    let options: BenchOptions
+
+    func run() throws -> Int32 {
+        throw UsageError("stream mode needs a server with the price hub")
+    }
+}

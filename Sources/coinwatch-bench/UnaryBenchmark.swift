@@ -1,0 +1,183 @@
+import CoinWatchClient
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import Dispatch
+import Synchronization
+
+/// Closed-loop unary load: every connection keeps `inFlight` calls outstanding
+/// and starts the next one from the completion of the last, on its event loop.
+struct UnaryBenchmark {
+    let options: BenchOptions
+
+    func run() throws -> Int32 {
+        let options = self.options
+        let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
+        defer { group.syncShutdownGracefully() }
+        let method = options.method == "get" ? V1.CoinWatch.getSettings.path : V1.CoinWatch.saveSettings.path
+        let payloads = Self.payloads(options)
+        if options.method == "get" {
+            try prepareDevices()
+        }
+        let connections = try runBlocking {
+            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
+                for _ in 0..<options.connections {
+                    tasks.addTask {
+                        var connectOptions = RPCClientConnection.Options()
+                        connectOptions.clientName = "coinwatch-bench"
+                        connectOptions.keepaliveInterval = .zero
+                        return try await RPCClientConnection.connect(
+                            host: options.host, port: options.port, on: group.next(), options: connectOptions)
+                    }
+                }
+                var all: [RPCClientConnection] = []
+                for try await connection in tasks { all.append(connection) }
+                return all
+            }
+        }
+        let phase = Phase()
+        let drivers = connections.enumerated().map { index, connection in
+            UnaryDriver(connection: connection, method: method, payloads: payloads, offset: index * 7919, phase: phase)
+        }
+        for driver in drivers {
+            driver.connection.eventLoop.execute { driver.start(count: options.inFlight) }
+        }
+        sleepSeconds(options.warmup)
+        phase.set(.measuring)
+        let start = nowNanos()
+        sleepSeconds(options.duration)
+        phase.set(.stopping)
+        let elapsed = Double(nowNanos() - start) / 1e9
+        var histogram = LatencyHistogram()
+        var errors = 0
+        var firstError: String?
+        for driver in drivers {
+            let (samples, failures, message) = try runBlocking {
+                await withCheckedContinuation { continuation in
+                    driver.connection.eventLoop.execute {
+                        continuation.resume(returning: driver.collect())
+                    }
+                }
+            }
+            histogram.merge(samples)
+            errors += failures
+            if firstError == nil { firstError = message }
+        }
+        for connection in connections { connection.close() }
+        let sorted = histogram.samples.sorted()
+        let rps = Double(histogram.count) / max(elapsed, 1e-9)
+        let p50 = histogram.percentile(0.50, sorted: sorted)
+        let p99 = histogram.percentile(0.99, sorted: sorted)
+        let p999 = histogram.percentile(0.999, sorted: sorted)
+        print("unary \(options.method): \(options.connections) connections × \(options.inFlight) in flight, \(formatMillis(elapsed)) s")
+        print("  requests/s  \(Int(rps.rounded()))")
+        print("  latency ms  p50 \(formatMillis(p50))  p99 \(formatMillis(p99))  p999 \(formatMillis(p999))")
+        print("  errors      \(errors)\(firstError.map { " (first: \($0))" } ?? "")")
+        if options.json {
+            print("{\"mode\":\"unary\",\"method\":\"\(options.method)\",\"connections\":\(options.connections),"
+                + "\"in_flight\":\(options.inFlight),\"duration_s\":\(formatMillis(elapsed)),\"requests\":\(histogram.count),"
+                + "\"requests_per_second\":\(Int(rps.rounded())),\"p50_ms\":\(formatMillis(p50)),\"p99_ms\":\(formatMillis(p99)),"
+                + "\"p999_ms\":\(formatMillis(p999)),\"errors\":\(errors)}")
+        }
+        return errors == 0 ? 0 : 1
+    }
+
+    /// Saves a rule for every device the get benchmark reads, so reads find settings.
+    private func prepareDevices() throws {
+        let options = self.options
+        try runBlocking {
+            let client = CoinWatchClient(configuration: .init(host: options.host, port: options.port))
+            defer { client.close() }
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                for batch in stride(from: 0, to: options.devices, by: 100) {
+                    tasks.addTask {
+                        for index in batch..<min(batch + 100, options.devices) {
+                            _ = try await client.setRule(
+                                device: "bench-\(index)", symbol: "BTC", below: ExactDecimal(50_000), above: ExactDecimal(90_000))
+                        }
+                    }
+                }
+                try await tasks.waitForAll()
+            }
+        }
+    }
+
+    /// Pre-encoded requests, cycled through during the run.
+    static func payloads(_ options: BenchOptions) -> [[UInt8]] {
+        (0..<options.devices).map { index in
+            if options.method == "get" {
+                return V1.GetSettingsRequest(deviceID: "bench-\(index)").serializedBytes()
+            }
+            var request = V1.SaveSettingsRequest(deviceID: "bench-\(index)")
+            request.setRules["ETH"] = V1.AlertRule(
+                below: V1.Decimal(mantissa: Int64(1000 + index % 1000), scale: 0), above: V1.Decimal(mantissa: 9_000, scale: 0))
+            return request.serializedBytes()
+        }
+    }
+}
+
+/// Whether completions are counted.
+final class Phase: Sendable {
+    enum Value: Int { case warmup, measuring, stopping }
+
+    private let value = Atomic<Int>(Value.warmup.rawValue)
+
+    func set(_ phase: Value) { value.store(phase.rawValue, ordering: .releasing) }
+
+    var current: Value { Value(rawValue: value.load(ordering: .acquiring))! }
+}
+
+/// One connection's closed loop.
+final class UnaryDriver: @unchecked Sendable {
+    // @unchecked Sendable: everything mutable is touched only on `connection.eventLoop`
+    // (start, completions and collect all run there).
+    let connection: RPCClientConnection
+    let method: String
+    let payloads: [[UInt8]]
+    let phase: Phase
+    private var next: Int
+    private var histogram = LatencyHistogram(capacity: 1 << 18)
+    private var errors = 0
+    private var firstError: String?
+
+    init(connection: RPCClientConnection, method: String, payloads: [[UInt8]], offset: Int, phase: Phase) {
+        self.connection = connection
+        self.method = method
+        self.payloads = payloads
+        self.phase = phase
+        self.next = offset % payloads.count
+    }
+
+    func start(count: Int) {
+        for _ in 0..<count { issue() }
+    }
+
+    private func issue() {
+        let payload = payloads[next]
+        next = next + 1 == payloads.count ? 0 : next + 1
+        let started = nowNanos()
+        connection.startUnary(method: method, payload: payload) { [self] result in
+            let state = phase.current
+            if state == .measuring {
+                switch result {
+                case .success:
+                    histogram.record(nanoseconds: nowNanos() - started)
+                case .failure(let error):
+                    errors += 1
+                    if firstError == nil { firstError = "\(error)" }
+                }
+            }
+            if state != .stopping { issue() }
+        }
+    }
+
+    func collect() -> (LatencyHistogram, Int, String?) {
+        (histogram, errors, firstError)
+    }
+}
+
+func sleepSeconds(_ seconds: Double) {
+    guard seconds > 0 else { return }
+    let deadline = DispatchTime.now() + seconds
+    DispatchSemaphore(value: 0).wait(timeout: deadline) == .timedOut ? () : ()
+}
