@@ -85,7 +85,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -56,3 +56,26 @@ struct ParsedArgumentsTests {
         #expect(text.contains("-h, --help"))
     }
 }
+
+@Suite("DurationText")
+struct DurationTextTests {
+    @Test("parses units and plain seconds", arguments: [
+        ("500ms", Duration.milliseconds(500)), ("10s", .seconds(10)), ("2m", .seconds(120)), ("1h", .seconds(3600)),
+        ("1.5", .milliseconds(1500)), ("0", .zero), ("250us", .microseconds(250)),
+    ])
+    func parses(text: String, expected: Duration) {
+        #expect(DurationText.parse(text) == expected)
+    }
+
+    @Test("refuses nonsense", arguments: ["", "s", "-1s", "ten", "1e3", "5d", "inf"])
+    func refuses(text: String) {
+        #expect(DurationText.parse(text) == nil)
+    }
+
+    @Test("formats the shortest exact form")
+    func formats() {
+        #expect(DurationText.format(.seconds(10)) == "10s")
+        #expect(DurationText.format(.milliseconds(250)) == "250ms")
+        #expect(DurationText.format(.seconds(300)) == "5m")
+    }
+}

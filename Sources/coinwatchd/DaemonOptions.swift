@@ -1,0 +1,127 @@
+import CoinWatchCommandLine
+import CoinWatchLogging
+import CoinWatchRPC
+
+/// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
+struct DaemonOptions {
+    static let all: [OptionSpec] = [
+        OptionSpec("listen", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_LISTEN", default: "127.0.0.1:7878",
+                   help: "Address to serve on (port 0 picks a free port)."),
+        OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
+                   help: "LevelDB data directory (created if missing)."),
+        OptionSpec("feed", .value(placeholder: "sim|replay:FILE|none"), environment: "COINWATCH_FEED", default: "sim",
+                   help: "Price source: simulated random walk, a CSV/JSONL replay, or only PublishPrices."),
+        OptionSpec("sim-rate", .value(placeholder: "TICKS"), environment: "COINWATCH_SIM_RATE", default: "10",
+                   help: "Simulated ticks per second per symbol."),
+        OptionSpec("seed", .value(placeholder: "N"), environment: "COINWATCH_SEED", help: "Seed of the simulated feed (default: random)."),
+        OptionSpec("replay-speed", .value(placeholder: "X"), environment: "COINWATCH_REPLAY_SPEED", default: "1",
+                   help: "Replay speed factor; 0 = as fast as possible."),
+        OptionSpec("replay-loop", .flag, environment: "COINWATCH_REPLAY_LOOP", help: "Start the replay over when it ends."),
+        OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
+                   help: "Require this token (Hello auth_token or 'authorization' metadata) for PublishPrices."),
+        OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
+                   help: "trace, debug, info, notice, warning or error."),
+        OptionSpec("log-format", .value(placeholder: "text|json"), environment: "COINWATCH_LOG_FORMAT", default: "text",
+                   help: "Log line format."),
+        OptionSpec("threads", .value(placeholder: "N"), environment: "COINWATCH_THREADS",
+                   help: "Event-loop threads (default: one per core)."),
+        OptionSpec("max-connections", .value(placeholder: "N"), environment: "COINWATCH_MAX_CONNECTIONS", default: "16384",
+                   help: "Connections beyond this are refused."),
+        OptionSpec("max-calls", .value(placeholder: "N"), environment: "COINWATCH_MAX_CALLS", default: "1024",
+                   help: "Live calls per connection."),
+        OptionSpec("max-frame-bytes", .value(placeholder: "BYTES"), environment: "COINWATCH_MAX_FRAME_BYTES", default: "4194304",
+                   help: "Largest frame accepted."),
+        OptionSpec("handshake-timeout", .value(placeholder: "DURATION"), environment: "COINWATCH_HANDSHAKE_TIMEOUT", default: "10s",
+                   help: "Time a new connection has to send Hello."),
+        OptionSpec("idle-timeout", .value(placeholder: "DURATION"), environment: "COINWATCH_IDLE_TIMEOUT", default: "5m",
+                   help: "Close connections silent this long (0 = never)."),
+        OptionSpec("high-watermark", .value(placeholder: "BYTES"), environment: "COINWATCH_HIGH_WATERMARK", default: "1048576",
+                   help: "Queued output above which a connection is slowed."),
+        OptionSpec("low-watermark", .value(placeholder: "BYTES"), environment: "COINWATCH_LOW_WATERMARK", default: "262144",
+                   help: "Queued output at which it is writable again."),
+        OptionSpec("slow-consumer-timeout", .value(placeholder: "DURATION"), environment: "COINWATCH_SLOW_CONSUMER_TIMEOUT",
+                   default: "10s", help: "Close connections stuck above the high watermark this long."),
+        OptionSpec("shutdown-grace", .value(placeholder: "DURATION"), environment: "COINWATCH_SHUTDOWN_GRACE", default: "10s",
+                   help: "Time in-flight calls get on SIGTERM/SIGINT."),
+        OptionSpec("help", short: "h", .flag, help: "Show this help."),
+        OptionSpec("version", .flag, help: "Show the version."),
+    ]
+
+    static let usage = "coinwatchd [options]\n       coinwatchd repair --data DIR"
+
+    static let help = HelpText.render(
+        usage: usage,
+        summary: """
+            Serves device price-alert settings (LevelDB), live prices and threshold alerts over the
+            CoinWatch protocol (docs/PROTOCOL.md). SIGTERM or SIGINT shuts down gracefully; a second
+            signal exits at once.
+            """,
+        options: all,
+        sections: [("COMMANDS", """
+              (none)    serve
+              repair    recover what LevelDB can from a damaged data directory, then exit
+            """)])
+
+    var rpc = RPCServer.Configuration()
+    var dataDirectory: String
+    var feed: String
+    var simRate: Double
+    var seed: UInt64?
+    var replaySpeed: Double
+    var replayLoop: Bool
+    var publishToken: String?
+    var logLevel: Logger.Level
+    var logFormat: Logger.Format
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        let listen = parsed["listen"]!
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw UsageError("--listen: '\(listen)' is not HOST:PORT")
+        }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        rpc.host = host
+        rpc.port = port
+        dataDirectory = parsed["data"]!
+        feed = parsed["feed"]!
+        func number(_ name: String, minimum: Int = 1) throws(UsageError) -> Int? {
+            guard let value = try parsed.value(name, as: "a whole number ≥ \(minimum)", { Int($0) }) else { return nil }
+            guard value >= minimum else { throw UsageError("--\(name): must be at least \(minimum)") }
+            return value
+        }
+        func duration(_ name: String) throws(UsageError) -> Duration {
+            try parsed.value(name, as: "a duration such as 500ms, 10s or 5m", DurationText.parse)!
+        }
+        func decimal(_ name: String) throws(UsageError) -> Double {
+            guard let value = try parsed.value(name, as: "a number", { Double($0) }), value >= 0, value.isFinite else {
+                throw UsageError("--\(name): must be a number ≥ 0")
+            }
+            return value
+        }
+        if let threads = try number("threads") { rpc.eventLoopThreads = threads }
+        rpc.maxConnections = try number("max-connections")!
+        rpc.maxConcurrentCallsPerConnection = try number("max-calls")!
+        rpc.maxFrameBytes = try number("max-frame-bytes", minimum: 1024)!
+        rpc.handshakeTimeout = try duration("handshake-timeout")
+        rpc.idleTimeout = try duration("idle-timeout")
+        rpc.highWatermark = try number("high-watermark", minimum: 1024)!
+        rpc.lowWatermark = try number("low-watermark", minimum: 0)!
+        guard rpc.lowWatermark <= rpc.highWatermark else { throw UsageError("--low-watermark must not exceed --high-watermark") }
+        rpc.slowConsumerTimeout = try duration("slow-consumer-timeout")
+        rpc.shutdownGracePeriod = try duration("shutdown-grace")
+        simRate = try decimal("sim-rate")
+        seed = try parsed.value("seed", as: "a whole number", { UInt64($0) })
+        replaySpeed = try decimal("replay-speed")
+        replayLoop = parsed.has("replay-loop")
+        publishToken = parsed["publish-token"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let level = Logger.Level(name: parsed["log-level"]!) else {
+            throw UsageError("--log-level: '\(parsed["log-level"]!)' is not one of trace, debug, info, notice, warning, error")
+        }
+        logLevel = level
+        guard let format = Logger.Format(rawValue: parsed["log-format"]!) else {
+            throw UsageError("--log-format: '\(parsed["log-format"]!)' is not text or json")
+        }
+        logFormat = format
+    }
+}
