@@ -59,6 +59,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "CoinWatchAlertEngine",
+            dependencies: ["CoinWatchModel"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
@@ -124,6 +130,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchCommandLineTests",
             dependencies: ["CoinWatchCommandLine"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchAlertEngineTests",
+            dependencies: ["CoinWatchAlertEngine", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
