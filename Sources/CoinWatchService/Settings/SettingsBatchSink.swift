@@ -1,0 +1,14 @@
+import CoinWatchStore
+
+/// Where the settings writer puts its batches: the database in production, a wrapper that can fail on demand in
+/// tests (a full disk cannot be produced on cue).
+protocol SettingsBatchSink: Sendable {
+    /// Applies `batch` atomically and returns only once it is on stable storage.
+    func writeDurably(_ batch: WriteBatch) throws(StoreError)
+}
+
+extension Database: SettingsBatchSink {
+    func writeDurably(_ batch: WriteBatch) throws(StoreError) {
+        try write(batch, sync: true)
+    }
+}

@@ -1,0 +1,52 @@
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+
+extension SettingsStore {
+    /// The device's committed settings, or `nil` if it has none. Served from memory on the calling thread.
+    public func settings(for device: DeviceID) -> V1.Settings? {
+        table.get(device.rawValue)
+    }
+
+    /// `GetSettings`: validates the device id and answers from memory.
+    ///
+    /// - Returns: `INVALID_ARGUMENT` for a bad device id, `NOT_FOUND` when the device has no settings.
+    public func getSettings(_ request: V1.GetSettingsRequest) -> Result<V1.Settings, RPCError> {
+        let device: DeviceID
+        do throws(ValidationError) {
+            device = try DeviceID(validating: request.deviceID, field: "device_id")
+        } catch {
+            return .failure(RPCError(code: .invalidArgument, message: error.description))
+        }
+        guard let settings = settings(for: device) else {
+            return .failure(RPCError(code: .notFound, message: "no settings for device '\(device)'"))
+        }
+        return .success(settings)
+    }
+
+    /// A copy of every device's settings, in no particular order. Changes committed while it runs may or may not be
+    /// included; to follow changes from a consistent starting point use `observeChanges(initial:onChange:)`.
+    public func allSettings() -> [V1.Settings] {
+        table.all()
+    }
+
+    /// How many devices have settings.
+    public var deviceCount: Int {
+        table.count
+    }
+
+    /// Registers `onChange` for every change committed from now on, after calling `initial` with every device's
+    /// settings as of that moment, so a consumer (the alert engine's index) misses no change and sees none twice.
+    ///
+    /// No batch is published while `initial` runs, so it should only copy what it needs; it runs on the calling
+    /// thread and must not call `observeChanges` again. Handlers stay registered until the store is released.
+    public func observeChanges(
+        initial: ([V1.Settings]) -> Void,
+        onChange: @escaping ChangeHandler
+    ) {
+        writer.observers.withLock { handlers in
+            initial(table.all())
+            handlers.append(onChange)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import CoinWatchProto
+import CoinWatchRPC
+
+extension SettingsStore {
+    /// `SaveSettings`: patches the device's settings durably and answers with what is stored.
+    ///
+    /// Returns at once: the request is validated on the calling thread and queued for the writer. `completion`
+    /// runs on the writer thread once the save is on stable storage and visible to readers, or once it failed
+    /// there (`ABORTED` on a version mismatch, `INVALID_ARGUMENT` past the symbol limit, `UNAVAILABLE` or
+    /// `RESOURCE_EXHAUSTED` when LevelDB refuses the batch). When validation fails, the store is shutting down or
+    /// the queue is full, `completion` runs on the calling thread before this returns.
+    ///
+    /// Semantics: the first save creates the settings at version 1 and each later one adds 1, even when it changes
+    /// no rule (a save is a write). Only symbols named in `set_rules` or `remove_symbols` change; a rule whose
+    /// `below` and `above` are both off (absent or zero) removes the symbol.
+    public func save(
+        _ request: V1.SaveSettingsRequest,
+        completion: @escaping @Sendable (Result<V1.Settings, RPCError>) -> Void
+    ) {
+        let command: SaveCommand
+        do {
+            command = try SaveCommand(validating: request)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        if let rejection = queue.enqueue(.save(command, completion: completion)) {
+            completion(.failure(rejection))
+        }
+    }
+
+    /// `save(_:completion:)` for async callers.
+    public func save(_ request: V1.SaveSettingsRequest) async throws(RPCError) -> V1.Settings {
+        let result = await withCheckedContinuation { continuation in
+            save(request) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// `DeleteSettings`: removes the device's settings durably; the result says whether there were any.
+    ///
+    /// Threading as for `save(_:completion:)`. With `expected_version` set, the delete happens only if the stored
+    /// version matches (`0` matches a device with no settings), else `ABORTED`.
+    public func delete(
+        _ request: V1.DeleteSettingsRequest,
+        completion: @escaping @Sendable (Result<Bool, RPCError>) -> Void
+    ) {
+        let command: DeleteCommand
+        do {
+            command = try DeleteCommand(validating: request)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        if let rejection = queue.enqueue(.delete(command, completion: completion)) {
+            completion(.failure(rejection))
+        }
+    }
+
+    /// `delete(_:completion:)` for async callers; returns whether settings existed.
+    public func delete(_ request: V1.DeleteSettingsRequest) async throws(RPCError) -> Bool {
+        let result = await withCheckedContinuation { continuation in
+            delete(request) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    // MARK: Test hooks
+
+    /// Holds queued writes back from the writer until `resumeWriter()`, so a test can stage a burst exactly.
+    func pauseWriter() {
+        queue.pause()
+    }
+
+    func resumeWriter() {
+        queue.resume()
+    }
+}

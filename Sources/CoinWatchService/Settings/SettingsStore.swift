@@ -1,0 +1,92 @@
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchStore
+import Dispatch
+import Foundation
+
+/// The service's single owner of device settings: every device's settings in memory, LevelDB as the store of
+/// record.
+///
+/// Reads (`settings(for:)`, `getSettings(_:)`) are served from memory on the caller's thread, without touching
+/// LevelDB or another thread, because `GetSettings` is the hottest call and event loops must not block. Writes
+/// (`save`, `delete`) are validated on the caller's thread and then handed to one dedicated writer thread, which
+/// commits whatever has queued up in a single synced LevelDB batch (group commit) before publishing the new
+/// values and answering. Memory therefore never shows a value that is not durable, and a failed batch changes
+/// nothing that readers can see.
+///
+/// The store does not own the `Database`: whoever opened it closes it, after `close()` here, because other
+/// components (prices, alerts) keep their own key ranges in the same database. See `docs/STORAGE.md`.
+public final class SettingsStore: Sendable {
+    /// Called on the writer thread after a change is durable and visible to readers, once per successful save or
+    /// delete that changed something, in commit order. `old` is `nil` for a first save, `new` for a delete.
+    public typealias ChangeHandler = @Sendable (_ device: DeviceID, _ old: V1.Settings?, _ new: V1.Settings?) -> Void
+
+    let table: SettingsTable
+    let queue: SettingsWriteQueue
+    let writer: SettingsWriter
+    /// Entered before the writer thread starts, left when it returns, so any number of `close()` calls can join it.
+    private let writerExited = DispatchGroup()
+
+    /// Opens the settings kept in `database`: checks (or, on a new store, writes) the schema version and loads
+    /// every device's settings into memory, then starts the writer thread.
+    ///
+    /// - Throws: `StoreError` with code `.notSupported` when the store was written by a newer schema version,
+    ///   `.corruption` when a stored record cannot be read back, or what LevelDB reports.
+    public convenience init(database: Database, options: Options = Options()) throws(StoreError) {
+        try self.init(database: database, sink: database, options: options, clock: Self.wallClockMilliseconds)
+    }
+
+    /// The designated initialiser; tests pass a sink that can fail on demand.
+    init(
+        database: Database,
+        sink: any SettingsBatchSink,
+        options: Options,
+        clock: @escaping @Sendable () -> Int64
+    ) throws(StoreError) {
+        try options.validate()
+        try Self.prepareSchema(of: database)
+        let table = SettingsTable()
+        try Self.load(from: database, into: table)
+        self.table = table
+        self.queue = SettingsWriteQueue(limit: options.maxPendingWrites)
+        self.writer = SettingsWriter(sink: sink, table: table, queue: queue, clock: clock)
+
+        writerExited.enter()
+        let writer = self.writer
+        let writerExited = self.writerExited
+        let thread = Thread {
+            writer.run()
+            writerExited.leave()
+        }
+        thread.name = "cw-settings-writer"
+        thread.start()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Stops taking writes, commits everything already queued (answering each request as usual), and waits for
+    /// the writer thread to finish. Writes submitted afterwards fail with `UNAVAILABLE` "settings store is shutting
+    /// down"; reads keep working. Idempotent. Does not close the `Database`.
+    ///
+    /// Called from the writer thread (inside a completion or a change handler) it cannot wait for itself: it then
+    /// only stops the intake, and the writer exits after the queued requests.
+    public func close() {
+        queue.close()
+        if !writer.isCurrentThread {
+            writerExited.wait()
+        }
+    }
+
+    /// A snapshot of the writer's counters.
+    public var stats: SettingsStoreStats {
+        var stats = writer.statistics.withLock { $0 }
+        stats.pendingWrites = queue.count
+        return stats
+    }
+
+    static let wallClockMilliseconds: @Sendable () -> Int64 = {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}

@@ -1,0 +1,126 @@
+import CoinWatchRPC
+import Dispatch
+import Synchronization
+
+/// The hand-off between the threads that submit writes and the one writer thread.
+///
+/// Submitting takes the lock once and never blocks for longer than an append; the writer takes everything that
+/// accumulated in one swap, which is what turns a burst of saves into one batch. The writer sleeps on a
+/// semaphore only when the queue is empty, and a submitter signals it only when it is asleep, so a busy writer
+/// costs submitters no system call.
+final class SettingsWriteQueue: Sendable {
+    fileprivate struct State {
+        var pending: [PendingWrite] = []
+        /// The writer found nothing to do and is (about to be) waiting on `wakeup`.
+        var writerAsleep = false
+        /// Test hook: the writer leaves requests queued until resumed, so a burst can be staged exactly.
+        var paused = false
+        /// No more submissions; the writer drains what is queued and exits.
+        var closing = false
+    }
+
+    /// What the writer should do next.
+    enum Next {
+        /// Process the requests now in the buffer passed to `next(into:)`.
+        case process
+        /// The queue is closed and empty: stop.
+        case exit
+    }
+
+    let limit: Int
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Queues `item`, or says why it cannot be queued (the store is closing, or too much is already pending).
+    func enqueue(_ item: PendingWrite) -> RPCError? {
+        let (rejection, mustWake): (RPCError?, Bool) = state.withLock { state in
+            if state.closing {
+                return (RPCError(code: .unavailable, message: "settings store is shutting down"), false)
+            }
+            guard state.pending.count < limit else {
+                return (
+                    RPCError(
+                        code: .resourceExhausted,
+                        message: "settings writer already has \(limit) writes pending; retry later"
+                    ),
+                    false
+                )
+            }
+            state.pending.append(item)
+            return (nil, state.takeSleepingWriter())
+        }
+        if mustWake {
+            wakeup.signal()
+        }
+        return rejection
+    }
+
+    /// Blocks until there is work, then swaps all of it into `buffer` (which must be empty).
+    func next(into buffer: inout [PendingWrite]) -> Next {
+        while true {
+            let mustWait: Bool? = state.withLock { state in
+                if !state.pending.isEmpty, !state.paused || state.closing {
+                    swap(&state.pending, &buffer)
+                    return false
+                }
+                if state.closing {
+                    return nil
+                }
+                state.writerAsleep = true
+                return true
+            }
+            switch mustWait {
+            case nil: return .exit
+            case false?: return .process
+            case true?: wakeup.wait()
+            }
+        }
+    }
+
+    /// Rejects later submissions; the writer processes what is already queued, then `next` returns `.exit`.
+    func close() {
+        let mustWake = state.withLock { state in
+            state.closing = true
+            return state.takeSleepingWriter()
+        }
+        if mustWake {
+            wakeup.signal()
+        }
+    }
+
+    /// Test hook: holds queued requests back from the writer until `resume()`. A batch already being processed
+    /// finishes; `close()` overrides the pause.
+    func pause() {
+        state.withLock { $0.paused = true }
+    }
+
+    func resume() {
+        let mustWake = state.withLock { state in
+            state.paused = false
+            return state.pending.isEmpty ? false : state.takeSleepingWriter()
+        }
+        if mustWake {
+            wakeup.signal()
+        }
+    }
+
+    /// Requests queued and not yet taken by the writer.
+    var count: Int {
+        state.withLock { $0.pending.count }
+    }
+}
+
+extension SettingsWriteQueue.State {
+    /// Whether the caller must signal the writer, claiming that duty so the writer is woken exactly once.
+    fileprivate mutating func takeSleepingWriter() -> Bool {
+        guard writerAsleep, !paused || closing else {
+            return false
+        }
+        writerAsleep = false
+        return true
+    }
+}

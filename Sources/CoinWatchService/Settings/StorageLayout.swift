@@ -1,0 +1,34 @@
+import CoinWatchModel
+
+/// The key layout of CoinWatch's LevelDB store, described for operators in `docs/STORAGE.md`.
+///
+/// Every key starts with an ASCII prefix naming its owner and ending in `:`, so each component iterates only its
+/// own range and a future migration can rewrite one range without touching the others. The prefixes are listed
+/// here, in one place, so two components can never pick overlapping ones.
+enum StorageLayout {
+    /// Holds the layout version as ASCII decimal text; written on first open.
+    static let schemaKey: [UInt8] = Array("meta:schema".utf8)
+
+    /// The layout this build reads and writes. Raise it (and add a migration) when an existing key's meaning
+    /// changes; adding a new prefix or a new protobuf field does not need a new version.
+    static let schemaVersion = 1
+
+    /// `settings:<canonical device id>` → serialized `coinwatch.v1.Settings`.
+    static let settingsPrefix: [UInt8] = Array("settings:".utf8)
+
+    /// Reserved for the price hub: `price:<symbol>` → the last price seen.
+    static let pricePrefix: [UInt8] = Array("price:".utf8)
+
+    /// Reserved for the alert engine: arm state per device and rule.
+    static let alertPrefix: [UInt8] = Array("alert:".utf8)
+
+    /// Reserved for the alert engine: alerts waiting for delivery.
+    static let outboxPrefix: [UInt8] = Array("outbox:".utf8)
+
+    /// The key of one device's settings.
+    static func settingsKey(_ canonicalDeviceID: String) -> [UInt8] {
+        var key = settingsPrefix
+        key.append(contentsOf: canonicalDeviceID.utf8)
+        return key
+    }
+}

@@ -1,0 +1,102 @@
+@testable import CoinWatchService
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchStore
+import CoinWatchTestSupport
+import Testing
+
+@Suite("SettingsStore: group commit")
+struct SettingsStoreGroupCommitTests {
+    @Test("saves queued from many threads while the writer is busy go out in one batch")
+    func burstIsOneBatch() async throws {
+        try await withStore { store, database, _ in
+            let before = store.stats
+            let log = CompletionLog<Result<V1.Settings, RPCError>>()
+            store.pauseWriter()
+            for _ in 0..<200 {
+                log.expectOne()
+            }
+            try runOnThreads(8) { thread in
+                for index in 0..<25 {
+                    store.save(.init(deviceID: "dev-\(thread)-\(index)", setRules: ["BTC": rule(below: "1")])) {
+                        log.record($0)
+                    }
+                }
+            }
+            #expect(store.stats.pendingWrites == 200)
+            store.resumeWriter()
+            let results = try log.waitForAll()
+
+            #expect(results.count == 200)
+            #expect(results.allSatisfy { (try? $0.get())?.version == 1 })
+            let after = store.stats
+            #expect(after.batchesWritten - before.batchesWritten == 1)
+            #expect(after.writesCommitted - before.writesCommitted == 200)
+            #expect(after.largestBatch == 200)
+            #expect(after.requestsPerBatch.last == 1)
+            #expect(after.requestsPerBatch.count == 8)  // 200 is in [128, 256), bucket 7
+            #expect(after.pendingWrites == 0)
+            #expect(try storedSettings(in: database).count == 200)
+        }
+    }
+
+    @Test("requests for one device in one batch apply in submission order")
+    func sameDeviceInOneBatchIsLinearizable() async throws {
+        try await withStore { store, _, _ in
+            let log = CompletionLog<Result<V1.Settings, RPCError>>()
+            store.pauseWriter()
+            for index in 1...100 {
+                log.expectOne()
+                let request = V1.SaveSettingsRequest(
+                    deviceID: "phone-1",
+                    setRules: ["BTC": rule(below: String(index))],
+                    precondition: .expectedVersion(UInt64(index - 1))
+                )
+                store.save(request) { log.record($0) }
+            }
+            log.expectOne()
+            store.save(.init(deviceID: "phone-1", precondition: .expectedVersion(0))) { log.record($0) }
+            store.resumeWriter()
+            let results = try log.waitForAll()
+
+            #expect(results.prefix(100).map { (try? $0.get())?.version } == (1...100).map { UInt64($0) })
+            #expect(
+                results.last?.failure
+                    == RPCError(code: .aborted, message: "expected version 0 but device 'phone-1' is at version 100")
+            )
+            #expect(store.settings(for: try device("phone-1"))?.rules == ["BTC": rule(below: "100")])
+            #expect(store.stats.batchesWritten == 1)
+        }
+    }
+
+    @Test("a queue past its limit refuses with RESOURCE_EXHAUSTED at once")
+    func queueLimit() async throws {
+        try withTemporaryDirectory(prefix: "settings-test") { directory in
+            let database = try Database(path: databasePath(in: directory))
+            defer { database.close() }
+            var options = SettingsStore.Options()
+            options.maxPendingWrites = 3
+            let store = try SettingsStore(database: database, options: options)
+            defer { store.close() }
+            let log = CompletionLog<Result<V1.Settings, RPCError>>()
+            store.pauseWriter()
+            for index in 0..<4 {
+                log.expectOne()
+                store.save(.init(deviceID: "dev-\(index)")) { log.record($0) }
+            }
+            // The refusal was answered on this thread before `save` returned; the other three wait in the queue.
+            #expect(
+                log.arrived.map(\.failure) == [
+                    RPCError(
+                        code: .resourceExhausted, message: "settings writer already has 3 writes pending; retry later"
+                    ),
+                ]
+            )
+            store.resumeWriter()
+            let results = try log.waitForAll()
+            #expect(results.count == 4)
+            #expect(results.dropFirst().allSatisfy { (try? $0.get())?.version == 1 })
+        }
+    }
+}
