@@ -5,21 +5,24 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatchd [options]"
-let options: [OptionSpec] = [
-    OptionSpec("help", short: "h", .flag, help: "Show this help."),
-    OptionSpec("version", .flag, help: "Show the version."),
-]
-
-CommandRunner.run(usage: "USAGE: \(usage)") {
-    let parsed = try ParsedArguments.parse(Array(CommandLine.arguments.dropFirst()), options: options)
+CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help' for the options.") {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: Environment.variables)
     if parsed.has("help") {
-        print(HelpText.render(usage: usage, summary: "Serves device alert settings, live prices and alerts over the CoinWatch protocol.", options: options), terminator: "")
+        print(DaemonOptions.help, terminator: "")
         return 0
     }
     if parsed.has("version") {
         print("coinwatchd \(CoinWatchVersion.current)")
         return 0
     }
-    return 0
+    switch parsed.positionals.first {
+    case nil:
+        return try Daemon(options: DaemonOptions(parsed)).run()
+    case "repair":
+        guard parsed.positionals.count == 1 else { throw UsageError("repair takes no arguments; use --data DIR") }
+        return Daemon.repair(dataDirectory: parsed["data"]!)
+    case let other?:
+        throw UsageError("unknown command '\(other)'")
+    }
 }

@@ -1,0 +1,25 @@
+import CoinWatchProto
+import CoinWatchRPC
+import Synchronization
+
+/// `Health/Check`: SERVING once the store is open and the feed runs.
+public final class HealthState: Sendable {
+    private let serving = Atomic<Bool>(false)
+
+    public init() {}
+
+    public func setServing(_ value: Bool) { serving.store(value, ordering: .releasing) }
+
+    public var isServing: Bool { serving.load(ordering: .acquiring) }
+
+    public var methods: [RPCMethod] {
+        [
+            .unary(V1.Health.check, inline: { request, _ throws(RPCError) in
+                guard request.service.isEmpty || request.service == "coinwatch.v1.CoinWatch" else {
+                    throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
+                }
+                return V1.HealthCheckResponse(status: self.isServing ? .serving : .notServing)
+            }),
+        ]
+    }
+}

@@ -1,0 +1,30 @@
+import CoinWatchProto
+import CoinWatchRPC
+
+extension SettingsStore {
+    /// The settings methods: reads answered inline on the event loop from memory,
+    /// writes handed to the group-committing writer and answered from its thread.
+    public var methods: [RPCMethod] {
+        [
+            .unary(V1.CoinWatch.getSettings, inline: { request, _ throws(RPCError) in
+                V1.GetSettingsResponse(settings: try self.getSettings(request).get())
+            }),
+            .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
+                self.save(request) { result in
+                    switch result {
+                    case .success(let settings): responder.succeed(V1.SaveSettingsResponse(settings: settings))
+                    case .failure(let error): responder.fail(error)
+                    }
+                }
+            }),
+            .unary(V1.CoinWatch.deleteSettings, deferred: { request, _, responder in
+                self.delete(request) { result in
+                    switch result {
+                    case .success(let existed): responder.succeed(V1.DeleteSettingsResponse(existed: existed))
+                    case .failure(let error): responder.fail(error)
+                    }
+                }
+            }),
+        ]
+    }
+}

@@ -1,0 +1,162 @@
+import CoinWatchCommandLine
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchRPC
+import CoinWatchService
+import CoinWatchStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// coinwatchd's life: open the store, start the service and the server, wait
+/// for a signal, shut down gracefully.
+struct Daemon {
+    let options: DaemonOptions
+
+    func run() throws -> Int32 {
+        let logger = Logger(label: "coinwatchd", level: options.logLevel, format: options.logFormat)
+        let database: Database
+        do {
+            database = try Self.openStore(options.dataDirectory)
+        } catch {
+            logger.error("cannot open the store", ["data": options.dataDirectory, "reason": error.message])
+            CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
+            return 1
+        }
+        let service: CoinWatchService
+        do {
+            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+        } catch {
+            database.close()
+            CommandRunner.printError("coinwatchd: \(error)")
+            return 1
+        }
+        var rpc = options.rpc
+        rpc.serverName = "coinwatchd"
+        rpc.serverVersion = CoinWatchVersion.current
+        let server: RPCServer
+        let port: Int
+        do {
+            server = try RPCServer(configuration: rpc, methods: service.methods, logger: logger.labeled("rpc"))
+            service.attach(to: server)
+            port = try server.start()
+        } catch {
+            service.close()
+            database.close()
+            CommandRunner.printError("coinwatchd: cannot listen on \(rpc.host):\(rpc.port): \(error)")
+            return 1
+        }
+        service.start()
+        logger.info("listening on \(rpc.host):\(port)", [
+            "data": options.dataDirectory, "feed": service.feedDescription,
+            "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
+            "devices": "\(service.deviceCount)",
+        ])
+        let signals = SignalWatcher(logger: logger)
+        signals.wait()
+        logger.info("shutting down", ["grace": DurationText.format(rpc.shutdownGracePeriod)])
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await server.shutdownGracefully()
+            done.signal()
+        }
+        done.wait()
+        service.close()
+        database.close()
+        logger.info("stopped")
+        return 0
+    }
+
+    var serviceConfiguration: CoinWatchService.Configuration {
+        var configuration = CoinWatchService.Configuration()
+        configuration.feed = options.feed
+        configuration.simRate = options.simRate
+        configuration.seed = options.seed
+        configuration.replaySpeed = options.replaySpeed
+        configuration.replayLoop = options.replayLoop
+        configuration.publishToken = options.publishToken
+        configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
+        return configuration
+    }
+
+    static func openStore(_ directory: String) throws(StoreError) -> Database {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(code: .ioError, message: "cannot create \(directory): \(error.localizedDescription)")
+        }
+        var options = Database.Options()
+        options.paranoidChecks = true
+        return try Database(path: directory, options: options)
+    }
+
+    /// The one-line explanation an operator needs for each way opening can fail.
+    static func explain(_ error: StoreError, dataDirectory: String) -> String {
+        switch error.code {
+        case .alreadyInUse:
+            return "the data directory \(dataDirectory) is in use by another coinwatchd (or another process holding its LOCK)"
+        case .corruption:
+            return "the store in \(dataDirectory) is damaged (\(error.message)); run 'coinwatchd repair --data \(dataDirectory)' "
+                + "to recover what LevelDB can"
+        default:
+            return "cannot open the store in \(dataDirectory): \(error.message)"
+        }
+    }
+
+    /// `coinwatchd repair`: recovers a damaged store in place.
+    static func repair(dataDirectory: String) -> Int32 {
+        do {
+            try Database.repair(path: dataDirectory)
+            let database = try Database(path: dataDirectory)
+            let entries = try database.scan().count
+            database.close()
+            print("repaired \(dataDirectory): \(entries) records readable")
+            return 0
+        } catch {
+            CommandRunner.printError("coinwatchd: repair of \(dataDirectory) failed: \(error)")
+            return 1
+        }
+    }
+}
+
+/// SIGTERM and SIGINT: the first starts a graceful shutdown, a second exits at once.
+/// Kept alive for the whole run so the second signal is still caught while shutting down.
+final class SignalWatcher: @unchecked Sendable {
+    // @unchecked Sendable: `sources` is written once in init and never mutated; the
+    // dispatch sources themselves are thread-safe.
+    private let received = DispatchSemaphore(value: 0)
+    private let count = SignalCount()
+    private let sources: [any DispatchSourceSignal]
+
+    init(logger: Logger) {
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let queue = DispatchQueue(label: "coinwatchd.signals")
+        let received = self.received
+        let count = self.count
+        sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                if count.value.add(1, ordering: .relaxed).newValue == 1 {
+                    received.signal()
+                } else {
+                    logger.warning("second signal; exiting at once")
+                    _exit(1)
+                }
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Blocks until the first signal.
+    func wait() {
+        received.wait()
+    }
+}
+
+/// How many shutdown signals arrived.
+final class SignalCount: Sendable {
+    let value = Atomic<Int>(0)
+}
