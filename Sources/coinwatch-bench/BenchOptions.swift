@@ -17,6 +17,7 @@ struct BenchOptions {
         OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
         OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
+        OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
@@ -52,6 +53,7 @@ struct BenchOptions {
     var threads: Int
     var token: String
     var json: Bool
+    var redis: Bool
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -85,5 +87,6 @@ struct BenchOptions {
         threads = try positive("threads")
         token = parsed["token"] ?? ""
         json = parsed.has("json")
+        redis = parsed.has("redis")
     }
 }
