@@ -94,7 +94,7 @@ public final class CoinWatchClient: Sendable {
     ) -> RPCResponseStream<Response> {
         RPCResponseStream.start(bufferLimit: bufferLimit) { onMessage, onEnd throws(RPCError) in
             let connection = try await self.connect()
-            let id = connection.startStream(
+            let id = connection.startRawStream(
                 method: method.path, payload: request.serializedBytes(), metadata: metadata,
                 onMessage: onMessage, onEnd: onEnd)
             return { connection.cancel(callID: id) }

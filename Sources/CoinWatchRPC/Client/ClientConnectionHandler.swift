@@ -9,7 +9,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     // @unchecked Sendable: loop confinement as stated above; `usable` is atomic.
     enum Pending {
         case unary(@Sendable (Result<[UInt8], RPCError>) -> Void)
-        case stream(onMessage: @Sendable ([UInt8]) -> Void, onEnd: @Sendable (RPCError?) -> Void)
+        case stream(onMessage: @Sendable (UnsafeRawBufferPointer) -> Void, onEnd: @Sendable (RPCError?) -> Void)
 
         func fail(_ error: RPCError) {
             switch self {
@@ -109,6 +109,18 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     // MARK: ConnectionDelegate
 
     func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
+        switch FrameReader.read(body) {
+        case .message(let id, let payload):
+            if let call = calls[id], case .stream(let onMessage, _) = call.pending { onMessage(payload) }
+            return
+        case .end(let id, let code, let message, let payload):
+            if let text = String(validating: message, as: UTF8.self) {
+                finishCall(id: id, error: code == 0 ? nil : RPCError(code: RPCError.Code(rawValue: code), message: text), payload: payload)
+                return
+            }
+        case .call, nil:
+            break
+        }
         let frame: V1.Frame
         do {
             frame = try V1.Frame(serializedBytes: body, maxBytes: options.maxFrameBytes)
@@ -129,18 +141,10 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             scheduleKeepalive()
             handshake(.success(welcome))
         case .end(let end):
-            guard let call = calls.removeValue(forKey: end.callID) else { return }
-            if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
-            let error = RPCError(status: end.status)
-            switch call.pending {
-            case .unary(let completion):
-                completion(error.map { .failure($0) } ?? .success(end.payload))
-            case .stream(_, let onEnd):
-                onEnd(error)
-            }
+            end.payload.withUnsafeBytes { finishCall(id: end.callID, error: RPCError(status: end.status), payload: $0) }
         case .message(let message):
             guard let call = calls[message.callID], case .stream(let onMessage, _) = call.pending else { return }
-            onMessage(message.payload)
+            message.payload.withUnsafeBytes { onMessage($0) }
         case .ping(let ping):
             send(.pong(V1.Pong(payload: ping.payload)))
         case .pong:
@@ -160,6 +164,17 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             close(reason: RPCError(code: RPCError.Code(error.code), message: error.message))
         case .hello, .call, .cancel, nil:
             protocolViolation("the server sent a frame a server may not send")
+        }
+    }
+
+    private func finishCall(id: UInt64, error: RPCError?, payload: UnsafeRawBufferPointer) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+        switch call.pending {
+        case .unary(let completion):
+            completion(error.map { .failure($0) } ?? .success(Array(payload)))
+        case .stream(_, let onEnd):
+            onEnd(error)
         }
     }
 

@@ -42,7 +42,7 @@ extension RPCClientConnection {
         metadata: [String: String] = [:], bufferLimit: Int = 4096
     ) -> RPCResponseStream<Response> {
         RPCResponseStream.start(bufferLimit: bufferLimit) { onMessage, onEnd throws(RPCError) in
-            let id = self.startStream(
+            let id = self.startRawStream(
                 method: method.path, payload: request.serializedBytes(), timeout: timeout, metadata: metadata,
                 onMessage: onMessage, onEnd: onEnd)
             return { self.cancel(callID: id) }

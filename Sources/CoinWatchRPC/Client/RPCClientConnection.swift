@@ -24,23 +24,29 @@ public final class RPCClientConnection: Sendable {
     }
 
     /// Connects, performs the handshake, and starts keepalive.
+    ///
+    /// The handshake starts on the event loop the moment TCP connects, so a busy
+    /// task pool cannot delay the `Hello` past the server's handshake timeout.
     public static func connect(
         host: String, port: Int, on loop: EventLoop, options: Options = Options()
     ) async throws(RPCError) -> RPCClientConnection {
         let address = "\(host):\(port)"
-        let connection: Connection
-        do {
-            connection = try await Connection.connect(host: host, port: port, on: loop, timeout: options.connectTimeout)
-        } catch {
-            throw RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)")
-        }
-        let handler = ClientConnectionHandler(connection: connection, options: options, address: address)
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<V1.Welcome, RPCError>, Never>) in
-            loop.execute {
-                handler.begin { continuation.resume(returning: $0) }
+        typealias Outcome = Result<(V1.Welcome, ClientConnectionHandler), RPCError>
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            Connection.connect(host: host, port: port, on: loop, timeout: options.connectTimeout) { result in
+                switch result {
+                case .failure(let error):
+                    continuation.resume(returning: .failure(
+                        RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)")))
+                case .success(let connection):
+                    let handler = ClientConnectionHandler(connection: connection, options: options, address: address)
+                    handler.begin { welcome in
+                        continuation.resume(returning: welcome.map { ($0, handler) })
+                    }
+                }
             }
         }
-        let welcome = try result.get()
+        let (welcome, handler) = try outcome.get()
         return RPCClientConnection(eventLoop: loop, welcome: welcome, address: address, handler: handler)
     }
 
@@ -76,6 +82,17 @@ public final class RPCClientConnection: Sendable {
     public func startStream(
         method: String, payload: [UInt8], timeout: Duration? = nil, metadata: [String: String] = [:],
         onMessage: @escaping @Sendable ([UInt8]) -> Void, onEnd: @escaping @Sendable (RPCError?) -> Void
+    ) -> UInt64 {
+        startRawStream(method: method, payload: payload, timeout: timeout, metadata: metadata,
+                       onMessage: { onMessage(Array($0)) }, onEnd: onEnd)
+    }
+
+    /// `startStream` without copying: each message's bytes are valid only during
+    /// `onMessage` (they point into the connection's read buffer).
+    @discardableResult
+    public func startRawStream(
+        method: String, payload: [UInt8], timeout: Duration? = nil, metadata: [String: String] = [:],
+        onMessage: @escaping @Sendable (UnsafeRawBufferPointer) -> Void, onEnd: @escaping @Sendable (RPCError?) -> Void
     ) -> UInt64 {
         let id = makeCallID()
         let handler = self.handler

@@ -11,15 +11,15 @@ extension RPCResponseStream where Element: WireMessage {
     public static func start(
         bufferLimit: Int = 4096,
         _ start: @escaping @Sendable (
-            _ onMessage: @escaping @Sendable ([UInt8]) -> Void, _ onEnd: @escaping @Sendable (RPCError?) -> Void
+            _ onMessage: @escaping @Sendable (UnsafeRawBufferPointer) -> Void, _ onEnd: @escaping @Sendable (RPCError?) -> Void
         ) async throws(RPCError) -> @Sendable () -> Void
     ) -> RPCResponseStream<Element> {
         let (stream, continuation) = AsyncThrowingStream<Element, any Error>.makeStream(
             bufferingPolicy: .bufferingNewest(bufferLimit))
         let canceller = StreamCanceller()
-        let onMessage: @Sendable ([UInt8]) -> Void = { bytes in
+        let onMessage: @Sendable (UnsafeRawBufferPointer) -> Void = { bytes in
             do throws(WireDecodingError) {
-                continuation.yield(try Element(serializedBytes: bytes))
+                continuation.yield(try Element(serializedBytes: bytes, maxBytes: WireLimits.defaultMaxMessageBytes))
             } catch {
                 continuation.finish(throwing: RPCError(
                     code: .internal, message: "the server sent an invalid \(Element.protoName): \(error.message)"))

@@ -19,8 +19,8 @@ public struct RPCMethod: Sendable {
     let kind: Kind
 
     enum Kind: Sendable {
-        case unary(@Sendable (_ payload: [UInt8], _ responder: UnaryResponder<RawPayload>) -> Void)
-        case serverStream(@Sendable (_ payload: [UInt8], _ stream: ServerStream) -> Void)
+        case unary(@Sendable (_ payload: UnsafeRawBufferPointer, _ responder: UnaryResponder<RawPayload>) -> Void)
+        case serverStream(@Sendable (_ payload: UnsafeRawBufferPointer, _ stream: ServerStream) -> Void)
     }
 
     var isStreaming: Bool {
@@ -50,9 +50,9 @@ public struct RawPayload: WireMessage {
 
 extension RPCMethod {
     /// Decodes a request, mapping failure to the INVALID_ARGUMENT the protocol promises.
-    static func decode<Request: WireMessage>(_ type: Request.Type, _ payload: [UInt8]) throws(RPCError) -> Request {
+    static func decode<Request: WireMessage>(_ type: Request.Type, _ payload: UnsafeRawBufferPointer) throws(RPCError) -> Request {
         do {
-            return try Request(serializedBytes: payload)
+            return try Request(serializedBytes: payload, maxBytes: WireLimits.defaultMaxMessageBytes)
         } catch {
             throw RPCError(code: .invalidArgument, message: "payload is not a valid \(Request.protoName): \(error.message)")
         }
@@ -68,6 +68,23 @@ extension RPCMethod {
                 let request = try decode(Request.self, payload)
                 let response = try handler(request, responder.context)
                 responder.succeed(RawPayload(bytes: response.serializedBytes()))
+            } catch {
+                responder.fail(error)
+            }
+        })
+    }
+
+    /// A unary method answered on the event loop with a response the handler
+    /// already holds encoded (a cache of serialized responses, say), skipping the
+    /// encoder on the hot path.
+    public static func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        inlineEncoded handler: @escaping @Sendable (Request, ServerContext) throws(RPCError) -> [UInt8]
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .unary { payload, responder in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                responder.succeed(RawPayload(bytes: try handler(request, responder.context)))
             } catch {
                 responder.fail(error)
             }

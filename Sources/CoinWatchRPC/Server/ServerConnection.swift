@@ -57,6 +57,11 @@ final class ServerConnection: ConnectionDelegate {
     func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
         guard state != .closed else { return }
         lastFrameNanos = Sys.monotonicNanoseconds()
+        if state != .awaitingHello, let fast = FrameReader.read(body), case .call(let id, let path, let timeout, let payload) = fast,
+           let method = shared.method(path: path) {
+            startCall(id: id, method: method, path: method.path, timeoutMs: timeout, metadata: [:], payload: payload)
+            return
+        }
         let frame: V1.Frame
         do {
             frame = try V1.Frame(serializedBytes: body, maxBytes: configuration.maxFrameBytes)
@@ -74,7 +79,10 @@ final class ServerConnection: ConnectionDelegate {
         }
         switch kind {
         case .call(let call):
-            startCall(call)
+            call.payload.withUnsafeBytes { payload in
+                startCall(id: call.callID, method: shared.methods[call.method], path: call.method, timeoutMs: call.timeoutMs,
+                          metadata: call.metadata, payload: payload)
+            }
         case .cancel(let cancel):
             calls[cancel.callID]?.terminate(RPCError(code: .cancelled, message: "cancelled by the client"), sendEnd: true)
         case .ping(let ping):
@@ -177,8 +185,9 @@ final class ServerConnection: ConnectionDelegate {
 
     // MARK: Calls
 
-    private func startCall(_ frame: V1.Call) {
-        let id = frame.callID
+    /// Starts a call to `method` (nil when no method has that `path`).
+    private func startCall(id: UInt64, method: RPCMethod?, path: String, timeoutMs: UInt64, metadata: [String: String],
+                           payload: UnsafeRawBufferPointer) {
         guard id != 0 else {
             sendEnd(callID: 0, code: .invalidArgument, message: "call id 0 is reserved")
             return
@@ -196,32 +205,32 @@ final class ServerConnection: ConnectionDelegate {
                     message: "more than \(configuration.maxConcurrentCallsPerConnection) calls in flight on this connection")
             return
         }
-        guard let method = shared.methods[frame.method] else {
-            sendEnd(callID: id, code: .unimplemented, message: "unknown method '\(frame.method)'")
+        guard let method else {
+            sendEnd(callID: id, code: .unimplemented, message: "unknown method '\(path)'")
             return
         }
         highestCallID = max(highestCallID, id)
         shared.counters.startedCalls.add(1, ordering: .relaxed)
         shared.counters.liveCalls.add(1, ordering: .relaxed)
         var deadline: ContinuousClock.Instant?
-        if frame.timeoutMs > 0 {
-            deadline = .now + .milliseconds(Int64(clamping: frame.timeoutMs))
+        if timeoutMs > 0 {
+            deadline = .now + .milliseconds(Int64(clamping: timeoutMs))
         }
         let context = ServerContext(
-            method: frame.method, metadata: frame.metadata, deadline: deadline, peer: peer, authToken: authToken)
+            method: method.path, metadata: metadata, deadline: deadline, peer: peer, authToken: authToken)
         let call = ServerCall(id: id, connection: self, context: context, isStreaming: method.isStreaming)
         switch method.kind {
         case .unary(let handler):
-            handler(frame.payload, UnaryResponder(call: call))
+            handler(payload, UnaryResponder(call: call))
         case .serverStream(let handler):
-            handler(frame.payload, ServerStream(call: call))
+            handler(payload, ServerStream(call: call))
         }
         // Answered inline: nothing to track.
         guard !call.isFinished else { return }
         calls[id] = call
         call.isRegistered = true
-        if frame.timeoutMs > 0 {
-            let timeout = frame.timeoutMs
+        if timeoutMs > 0 {
+            let timeout = timeoutMs
             call.deadlineTimer = eventLoop.scheduleTimer(after: .milliseconds(Int64(clamping: timeout))) { [weak call] in
                 call?.deadlineTimer = nil
                 call?.terminate(RPCError(code: .deadlineExceeded, message: "deadline of \(timeout) ms exceeded"), sendEnd: true)

@@ -2,11 +2,17 @@ import CoinWatchLogging
 import CoinWatchProto
 import Synchronization
 
+#if canImport(Glibc)
+internal import Glibc
+#endif
+
 /// What every connection of a server shares: configuration, methods, counters,
 /// and the per-loop tables of open connections.
 final class ServerShared: Sendable {
     let configuration: RPCServer.Configuration
     let methods: [String: RPCMethod]
+    /// The methods with their paths as bytes, for lookup straight from a frame.
+    let methodsByBytes: [(path: [UInt8], method: RPCMethod)]
     let welcome: V1.Welcome
     let counters = ServerCounters()
     let logger: Logger
@@ -25,6 +31,7 @@ final class ServerShared: Sendable {
             table[method.path] = method
         }
         self.methods = table
+        self.methodsByBytes = table.map { (Array($0.key.utf8), $0.value) }
         self.welcome = V1.Welcome(
             protocolVersion: RPCProtocol.version, serverName: configuration.serverName,
             serverVersion: configuration.serverVersion, maxFrameBytes: UInt32(clamping: configuration.maxFrameBytes),
@@ -34,6 +41,17 @@ final class ServerShared: Sendable {
         self.logger = logger
         self.group = group
         self.tables = group.loops.map { LoopConnections(loop: $0) }
+    }
+
+    /// The method whose path is `bytes`, without making a String.
+    func method(path bytes: UnsafeRawBufferPointer) -> RPCMethod? {
+        for entry in methodsByBytes where entry.path.count == bytes.count {
+            let equal = entry.path.withUnsafeBytes { path in
+                bytes.isEmpty || memcmp(path.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+            if equal { return entry.method }
+        }
+        return nil
     }
 
     var isShuttingDown: Bool { shuttingDown.load(ordering: .acquiring) }

@@ -59,7 +59,7 @@ struct RPCServerLifecycleTests {
             payload: V1.StreamAlertsRequest(deviceID: "d").serializedBytes()))))
         // The stream stops producing once the socket buffers and the high watermark
         // are full; then, after the slow-consumer timeout, the connection is closed.
-        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        #expect(await eventually { running.server.stats.startedCalls == 1 })
         #expect(await eventually { running.server.stats.openConnections == 0 })
         let produced = running.service.floodBytes.load(ordering: .relaxed)
         // Bounded by kernel socket buffers (a few MiB on loopback) plus the high watermark.
