@@ -24,6 +24,21 @@ extension SettingsStore {
         return .success(settings)
     }
 
+    /// `GetSettings` answered with the response bytes encoded when the settings were
+    /// published: the event loop's read path is a validation and a lookup.
+    public func getSettingsEncoded(_ request: V1.GetSettingsRequest) -> Result<[UInt8], RPCError> {
+        let device: DeviceID
+        do throws(ValidationError) {
+            device = try DeviceID(validating: request.deviceID, field: "device_id")
+        } catch {
+            return .failure(RPCError(code: .invalidArgument, message: error.description))
+        }
+        guard let bytes = table.encodedResponse(device.rawValue) else {
+            return .failure(RPCError(code: .notFound, message: "no settings for device '\(device)'"))
+        }
+        return .success(bytes)
+    }
+
     /// A copy of every device's settings, in no particular order. Changes committed while it runs may or may not be
     /// included; to follow changes from a consistent starting point use `observeChanges(initial:onChange:)`.
     public func allSettings() -> [V1.Settings] {

@@ -10,10 +10,18 @@ import Synchronization
 final class SettingsTable: Sendable {
     /// One lock and the settings whose device id hashes to it.
     final class Shard: Sendable {
-        let entries = Mutex<[String: V1.Settings]>([:])
+        let entries = Mutex<[String: Entry]>([:])
         /// Keeps neighbouring shards' lock words off each other's cache line, so uncontended readers of two
         /// shards do not slow each other down.
         private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    /// A device's settings and, encoded once when they were published, the
+    /// `GetSettingsResponse` that carries them: reads are answered with these bytes,
+    /// so the hot path never runs the encoder.
+    struct Entry: Sendable {
+        let settings: V1.Settings
+        let encodedResponse: [UInt8]
     }
 
     static let shardCount = 64
@@ -26,12 +34,18 @@ final class SettingsTable: Sendable {
 
     /// The committed settings of the device with canonical id `key`.
     func get(_ key: String) -> V1.Settings? {
-        shard(for: key).entries.withLock { $0[key] }
+        shard(for: key).entries.withLock { $0[key]?.settings }
+    }
+
+    /// The encoded `GetSettingsResponse` of the device with canonical id `key`.
+    func encodedResponse(_ key: String) -> [UInt8]? {
+        shard(for: key).entries.withLock { $0[key]?.encodedResponse }
     }
 
     /// Replaces (or, with `nil`, removes) a device's settings. Writer thread only, after the value is durable.
     func set(_ key: String, _ value: V1.Settings?) {
-        shard(for: key).entries.withLock { $0[key] = value }
+        let entry = value.map { Entry(settings: $0, encodedResponse: V1.GetSettingsResponse(settings: $0).serializedBytes()) }
+        shard(for: key).entries.withLock { $0[key] = entry }
     }
 
     /// A copy of every device's settings, in no particular order. Each shard is copied under its lock; a change
@@ -40,7 +54,7 @@ final class SettingsTable: Sendable {
         var result: [V1.Settings] = []
         for shard in shards {
             shard.entries.withLock { entries in
-                result.append(contentsOf: entries.values)
+                result.append(contentsOf: entries.values.lazy.map(\.settings))
             }
         }
         return result
