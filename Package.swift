@@ -132,6 +132,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchServiceTests",
+            dependencies: [
+                "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
+                "CoinWatchRPC",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["CoinWatchClient", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
