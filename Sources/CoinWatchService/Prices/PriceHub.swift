@@ -1,0 +1,224 @@
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchStore
+import Synchronization
+
+/// The latest price of every symbol, fanned out to any number of `StreamPrices` calls.
+///
+/// Feeds and `PublishPrices` call `publish` from any thread. The hub keeps the latest price per symbol, hands the
+/// batch to the alert hook, and merges it into the mailbox of each event loop that has streams, posting at most one
+/// job per loop; each loop's `LoopPriceFanout` conflates and encodes once for all its streams. Slow streams hold at
+/// most one pending price per symbol and are ended after `Configuration.slowSubscriberTimeout`. With a database,
+/// the last prices survive a restart.
+///
+/// ```swift
+/// let hub = try PriceHub(database: db, onTicks: { ticks in alerts.evaluate(ticks) })
+/// let server = try RPCServer(configuration: config, methods: hub.methods(publishToken: token) + others)
+/// try server.start()
+/// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)
+/// feed.start()
+/// // shutdown: feed.stop(); await server.shutdownGracefully(); hub.close(); db.close()
+/// ```
+public final class PriceHub: Sendable {
+    public let configuration: Configuration
+    /// Symbols and prices read from the store at start, and the stored entries that could not be used.
+    public let loadReport: PriceLoadReport
+
+    let onTicks: (@Sendable ([PriceTick]) -> Void)?
+    /// Serialises publishers, so the alert hook and every loop see ticks in one order.
+    private let publishOrder = Mutex<Void>(())
+    let state: Mutex<PriceHubState>
+    let counters = PriceHubCounters()
+    private let persistence: PricePersistence?
+
+    /// Creates the hub, loading the last prices from `database` (if given) so a stream started right after a
+    /// restart gets its snapshot at once.
+    ///
+    /// - Parameter onTicks: the alert engine's hook. It receives every published tick (the full stream, never the
+    ///   conflated one), in publish order, synchronously on the thread that called `publish` (a feed's thread, or
+    ///   the event loop that runs `PublishPrices`), one publisher at a time. It must be quick, must not call
+    ///   `publish` itself and must not wait for an event loop (a loop may be waiting to publish).
+    public init(
+        configuration: Configuration = Configuration(), database: Database? = nil,
+        onTicks: (@Sendable ([PriceTick]) -> Void)? = nil
+    ) throws(StoreError) {
+        self.configuration = configuration
+        self.onTicks = onTicks
+        var initial = PriceHubState()
+        if let database {
+            loadReport = try PricePersistence.load(from: database, limit: configuration.maxKnownSymbols)
+            for tick in loadReport.prices {
+                initial.latest[tick.symbol] = LatestPrice(price: tick.price, timeMs: tick.timeMs, version: 0)
+            }
+            persistence = PricePersistence(database: database, interval: configuration.persistInterval)
+        } else {
+            loadReport = PriceLoadReport()
+            persistence = nil
+        }
+        state = Mutex(initial)
+        persistence?.start { [weak self] savedVersion in
+            self?.changedPrices(since: savedVersion) ?? (savedVersion, [])
+        }
+    }
+
+    // MARK: Publishing
+
+    /// Applies `ticks` in order: each becomes its symbol's latest price (last writer wins).
+    ///
+    /// Any thread. Ticks for a new symbol beyond `maxKnownSymbols` are refused; after `close()` everything is.
+    /// - Returns: how many ticks were applied.
+    @discardableResult
+    public func publish(_ ticks: [PriceTick]) -> Int {
+        guard !ticks.isEmpty else { return 0 }
+        let maxSymbols = configuration.maxKnownSymbols
+        return publishOrder.withLock { _ -> Int in
+            let outcome = state.withLock { state -> (UInt64, [PriceTick], [LoopPriceFanout])? in
+                guard !state.isClosed else { return nil }
+                state.version += 1
+                let version = state.version
+                var accepted: [PriceTick]?
+                for (index, tick) in ticks.enumerated() {
+                    if state.latest.count >= maxSymbols && state.latest[tick.symbol] == nil {
+                        if accepted == nil { accepted = Array(ticks[..<index]) }
+                        continue
+                    }
+                    state.latest[tick.symbol] = LatestPrice(price: tick.price, timeMs: tick.timeMs, version: version)
+                    accepted?.append(tick)
+                }
+                var targets: [LoopPriceFanout] = []
+                for index in state.fanouts.indices where state.subscriberCounts[index] > 0 {
+                    targets.append(state.fanouts[index])
+                }
+                return (version, accepted ?? ticks, targets)
+            }
+            guard let (version, applied, targets) = outcome else {
+                counters.refusedTicks.add(ticks.count, ordering: .relaxed)
+                return 0
+            }
+            if applied.count < ticks.count {
+                counters.refusedTicks.add(ticks.count - applied.count, ordering: .relaxed)
+            }
+            guard !applied.isEmpty else { return 0 }
+            counters.publishedTicks.add(applied.count, ordering: .relaxed)
+            for fanout in targets {
+                fanout.post(applied, version: version)
+            }
+            onTicks?(applied)
+            return applied.count
+        }
+    }
+
+    // MARK: Reading
+
+    /// The latest price of each of `symbols` that has one (all known symbols when empty), ordered by symbol:
+    /// the answer to `GetPrices`.
+    public func snapshot(symbols: [Symbol] = []) -> [V1.Tick] {
+        latestPrices(symbols: symbols).map(PriceWire.tick)
+    }
+
+    /// Like `snapshot`, as validated ticks.
+    public func latestPrices(symbols: [Symbol] = []) -> [PriceTick] {
+        let entries: [(Symbol, LatestPrice)] = state.withLock { state in
+            if symbols.isEmpty { return state.latest.map { ($0.key, $0.value) } }
+            return symbols.compactMap { symbol in state.latest[symbol].map { (symbol, $0) } }
+        }
+        var seen = Set<Symbol>()
+        return entries
+            .filter { seen.insert($0.0).inserted }
+            .sorted { $0.0 < $1.0 }
+            .map { PriceTick(symbol: $0.0, price: $0.1.price, timeMs: $0.1.timeMs) }
+    }
+
+    /// The latest price of one symbol.
+    public func latestPrice(of symbol: Symbol) -> PriceTick? {
+        state.withLock { state in
+            state.latest[symbol].map { PriceTick(symbol: symbol, price: $0.price, timeMs: $0.timeMs) }
+        }
+    }
+
+    /// Every symbol that has a price, sorted.
+    public var knownSymbols: [Symbol] {
+        state.withLock { Array($0.latest.keys) }.sorted()
+    }
+
+    /// Whether `close()` was called.
+    public var isClosed: Bool {
+        state.withLock { $0.isClosed }
+    }
+
+    /// Live `StreamPrices` calls across all loops.
+    public var subscriberCount: Int {
+        state.withLock { $0.subscriberCounts.reduce(0, +) }
+    }
+
+    // MARK: Streams
+
+    /// Starts a stream on its connection's loop: registers it, takes the snapshot, hands both to the loop's fan-out.
+    func subscribe(_ stream: ServerStream, _ subscription: StreamPricesSubscription) throws(RPCError) {
+        let loop = stream.eventLoop
+        let timeout = configuration.slowSubscriberTimeout
+        let registered = state.withLock { state -> (LoopPriceFanout, [(Symbol, LatestPrice)], UInt64)? in
+            guard !state.isClosed else { return nil }
+            let index: Int
+            if let existing = state.fanouts.firstIndex(where: { $0.loop === loop }) {
+                index = existing
+            } else {
+                state.fanouts.append(LoopPriceFanout(loop: loop, hub: self, slowSubscriberTimeout: timeout))
+                state.subscriberCounts.append(0)
+                index = state.fanouts.count - 1
+            }
+            state.subscriberCounts[index] += 1
+            let snapshot: [(Symbol, LatestPrice)]
+            if subscription.isWildcard {
+                snapshot = state.latest.map { ($0.key, $0.value) }
+            } else {
+                snapshot = subscription.symbols.compactMap { symbol in state.latest[symbol].map { (symbol, $0) } }
+            }
+            return (state.fanouts[index], snapshot, state.version)
+        }
+        guard let (fanout, snapshot, version) = registered else {
+            throw RPCError(code: .unavailable, message: "the price hub is shutting down")
+        }
+        fanout.subscribe(stream, subscription, snapshot: snapshot, version: version)
+    }
+
+    /// A fan-out dropped one of its streams.
+    func subscriberRemoved(from fanout: LoopPriceFanout) {
+        state.withLock { state in
+            if let index = state.fanoutIndex(fanout) {
+                state.subscriberCounts[index] -= 1
+            }
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Ends every stream with UNAVAILABLE, refuses further publishes and streams, and writes the last prices that
+    /// changed since the last background write (synchronously). Does not close the database, which the caller owns.
+    public func close() {
+        let fanouts = state.withLock { state -> [LoopPriceFanout]? in
+            guard !state.isClosed else { return nil }
+            state.isClosed = true
+            return state.fanouts
+        }
+        guard let fanouts else { return }
+        let reason = RPCError(code: .unavailable, message: "the price hub is shutting down")
+        for fanout in fanouts {
+            fanout.loop.execute { fanout.endAll(reason) }
+        }
+        persistence?.stop()
+    }
+
+    /// Prices set by publishes after `version`, and the current version (for the persistence writer).
+    private func changedPrices(since version: UInt64) -> (UInt64, [PriceTick]) {
+        state.withLock { state in
+            guard state.version > version else { return (version, []) }
+            var changed: [PriceTick] = []
+            for (symbol, latest) in state.latest where latest.version > version {
+                changed.append(PriceTick(symbol: symbol, price: latest.price, timeMs: latest.timeMs))
+            }
+            return (state.version, changed)
+        }
+    }
+}

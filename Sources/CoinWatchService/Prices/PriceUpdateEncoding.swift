@@ -1,0 +1,86 @@
+import CoinWatchModel
+import CoinWatchRPC
+
+/// Writes the shared part of a `coinwatch.v1.PriceUpdate` (symbol, price, source time) and the per-stream
+/// sequence-number suffix by hand.
+///
+/// The fan-out encodes each changed price once per loop and every subscriber's frame references the same bytes,
+/// so this is on the hot path; the message is four scalar fields, which is cheaper to lay out directly than to
+/// build through the generated encoder. The tests decode the result with the generated decoder.
+enum PriceUpdateEncoding {
+    /// `PriceUpdate.sequence` is field 4, varint: tag `4 << 3 | 0`.
+    static let sequenceTag: UInt8 = 0x20
+    /// Tag byte plus the longest varint.
+    static let maxSuffixBytes = 11
+
+    /// Fields 1–3 of a `PriceUpdate`; `sequence` (field 4) is left to the suffix.
+    static func payload(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> SharedBytes {
+        let symbolBytes = symbol.rawValue.utf8.count
+        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
+        let scale = UInt64(price.scale)
+        let decimalBytes = (zigzag == 0 ? 0 : 1 + varintSize(zigzag)) + (scale == 0 ? 0 : 1 + varintSize(scale))
+        let time = UInt64(bitPattern: sourceTimeMs)
+        let count = 1 + varintSize(UInt64(symbolBytes)) + symbolBytes
+            + 1 + varintSize(UInt64(decimalBytes)) + decimalBytes
+            + (time == 0 ? 0 : 1 + varintSize(time))
+        return SharedBytes(count: count) { buffer in
+            var offset = 0
+            func byte(_ value: UInt8) {
+                buffer[offset] = value
+                offset += 1
+            }
+            func varint(_ value: UInt64) {
+                var rest = value
+                while rest >= 0x80 {
+                    byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+                    rest >>= 7
+                }
+                byte(UInt8(rest))
+            }
+            byte(0x0A)  // 1: symbol, length-delimited
+            varint(UInt64(symbolBytes))
+            for unit in symbol.rawValue.utf8 { byte(unit) }
+            byte(0x12)  // 2: price, length-delimited Decimal
+            varint(UInt64(decimalBytes))
+            if zigzag != 0 {
+                byte(0x08)  // Decimal.mantissa, sint64
+                varint(zigzag)
+            }
+            if scale != 0 {
+                byte(0x10)  // Decimal.scale, uint32
+                varint(scale)
+            }
+            if time != 0 {
+                byte(0x18)  // 3: source_time_ms, int64
+                varint(time)
+            }
+            precondition(offset == count, "PriceUpdate size mismatch")
+        }
+    }
+
+    /// Writes `sequence` as field 4 into `buffer` (at least `maxSuffixBytes` long); returns the bytes written.
+    @inline(__always)
+    static func writeSequence(_ sequence: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var offset = 0
+        buffer[offset] = sequenceTag
+        offset += 1
+        var rest = sequence
+        while rest >= 0x80 {
+            buffer[offset] = UInt8(truncatingIfNeeded: rest) | 0x80
+            offset += 1
+            rest >>= 7
+        }
+        buffer[offset] = UInt8(rest)
+        return offset + 1
+    }
+
+    static func varintSize(_ value: UInt64) -> Int {
+        var size = 1
+        var rest = value >> 7
+        while rest != 0 {
+            size += 1
+            rest >>= 7
+        }
+        return size
+    }
+}
