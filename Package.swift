@@ -75,7 +75,9 @@ let package = Package(
         // MARK: Service and client
         .target(
             name: "CoinWatchService",
-            dependencies: ["CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -25,6 +25,9 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     public var description: String { rawValue }
 
+    /// Whether the id is a UUID (whose canonical form is `8-4-4-4-12` lowercase hex).
+    public var isUUID: Bool { Self.canonicalUUID(Array(rawValue.utf8)) == rawValue }
+
     public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     static func isAllowed(_ byte: UInt8) -> Bool {

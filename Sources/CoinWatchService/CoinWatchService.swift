@@ -7,59 +7,90 @@ import CoinWatchStore
 /// The CoinWatch service: device settings, live prices and alerts, assembled
 /// over one LevelDB database and served by an `RPCServer`.
 ///
-/// Lifecycle: `init` opens the components (loading settings into memory),
-/// `methods` go to the server, `attach(to:)` gives stream fan-out the server's
-/// event loops, `start()` starts the feed, `close()` stops everything (the
-/// caller closes the database afterwards).
+/// Lifecycle: `init` opens the components (settings loaded into memory, the
+/// alert index rebuilt, last prices restored), `methods` go to the server,
+/// `start()` starts the feed, `close()` stops everything in dependency order
+/// (the caller closes the database afterwards).
 public final class CoinWatchService: Sendable {
     public struct Configuration: Sendable {
-        /// `sim`, `replay:FILE` or `none`.
+        /// `none`, `sim[:SEED][@RATE]` or `replay:FILE[@SPEED][,loop]` (see `FeedSpec`).
         public var feed = "sim"
-        public var simRate = 10.0
-        public var seed: UInt64?
-        public var replaySpeed = 1.0
-        public var replayLoop = false
         /// When set, PublishPrices requires it.
         public var publishToken: String?
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
         public var slowSubscriberTimeout: Duration = .seconds(10)
+        public var alerts = AlertService.Configuration()
 
         public init() {}
     }
 
     public let configuration: Configuration
     public let settings: SettingsStore
+    public let hub: PriceHub
+    public let alerts: AlertService
+    public let feed: any PriceFeed
     public let health = HealthState()
     let logger: Logger
 
     public init(database: Database, configuration: Configuration, logger: Logger = .disabled) throws {
         self.configuration = configuration
         self.logger = logger
+        let spec = try FeedSpec(parsing: configuration.feed)
         settings = try SettingsStore(database: database)
+        do {
+            alerts = try AlertService(
+                database: database, settings: settings, configuration: configuration.alerts, logger: logger.labeled("alerts"))
+        } catch {
+            settings.close()
+            throw error
+        }
+        var hubConfiguration = PriceHub.Configuration()
+        hubConfiguration.slowSubscriberTimeout = configuration.slowSubscriberTimeout
+        let alerts = self.alerts
+        do {
+            hub = try PriceHub(configuration: hubConfiguration, database: database, onTicks: { alerts.ingest($0) })
+        } catch {
+            alerts.close()
+            settings.close()
+            throw error
+        }
+        if !hub.loadReport.skipped.isEmpty {
+            logger.warning("stored prices skipped", ["count": "\(hub.loadReport.skipped.count)"])
+        }
+        do {
+            feed = try spec.makeFeed(hub: hub)
+        } catch {
+            hub.close()
+            alerts.close()
+            settings.close()
+            throw error
+        }
     }
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods + health.methods
+        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
     }
 
-    /// Gives stream fan-out the server's event loops.
-    public func attach(to server: RPCServer) {}
-
-    /// Starts the feed; the service reports SERVING from here on.
+    /// Starts the feed; from here on the service reports SERVING.
     public func start() {
+        feed.start()
         health.setServing(true)
     }
 
-    public var feedDescription: String { configuration.feed }
+    public var feedDescription: String { feed.name }
 
-    public var feedSymbols: [String] { [] }
+    public var feedSymbols: [String] { feed.symbols.map(\.rawValue) }
 
     public var deviceCount: Int { settings.deviceCount }
 
-    /// Stops the feed and the writers. Idempotent.
+    /// Stops the feed, the hub's persistence, the alert thread and the settings
+    /// writer, in that order, each after finishing what was queued. Idempotent.
     public func close() {
         health.setServing(false)
+        feed.stop()
+        hub.close()
+        alerts.close()
         settings.close()
     }
 }

@@ -38,7 +38,6 @@ struct Daemon {
         let port: Int
         do {
             server = try RPCServer(configuration: rpc, methods: service.methods, logger: logger.labeled("rpc"))
-            service.attach(to: server)
             port = try server.start()
         } catch {
             service.close()
@@ -70,10 +69,6 @@ struct Daemon {
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
         configuration.feed = options.feed
-        configuration.simRate = options.simRate
-        configuration.seed = options.seed
-        configuration.replaySpeed = options.replaySpeed
-        configuration.replayLoop = options.replayLoop
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration

@@ -9,14 +9,10 @@ struct DaemonOptions {
                    help: "Address to serve on (port 0 picks a free port)."),
         OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
                    help: "LevelDB data directory (created if missing)."),
-        OptionSpec("feed", .value(placeholder: "sim|replay:FILE|none"), environment: "COINWATCH_FEED", default: "sim",
-                   help: "Price source: simulated random walk, a CSV/JSONL replay, or only PublishPrices."),
-        OptionSpec("sim-rate", .value(placeholder: "TICKS"), environment: "COINWATCH_SIM_RATE", default: "10",
-                   help: "Simulated ticks per second per symbol."),
-        OptionSpec("seed", .value(placeholder: "N"), environment: "COINWATCH_SEED", help: "Seed of the simulated feed (default: random)."),
-        OptionSpec("replay-speed", .value(placeholder: "X"), environment: "COINWATCH_REPLAY_SPEED", default: "1",
-                   help: "Replay speed factor; 0 = as fast as possible."),
-        OptionSpec("replay-loop", .flag, environment: "COINWATCH_REPLAY_LOOP", help: "Start the replay over when it ends."),
+        OptionSpec("feed", .value(placeholder: "FEED"), environment: "COINWATCH_FEED", default: "sim",
+                   help: "Price source: sim[:SEED][@TICKS_PER_SECOND] (random walk, seed 1 and 10 ticks/s per symbol by "
+                       + "default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or exchange trade JSON lines; "
+                       + "SPEED 0 = as fast as possible), or none (PublishPrices only)."),
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
                    help: "Require this token (Hello auth_token or 'authorization' metadata) for PublishPrices."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
@@ -65,10 +61,6 @@ struct DaemonOptions {
     var rpc = RPCServer.Configuration()
     var dataDirectory: String
     var feed: String
-    var simRate: Double
-    var seed: UInt64?
-    var replaySpeed: Double
-    var replayLoop: Bool
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
@@ -93,12 +85,6 @@ struct DaemonOptions {
         func duration(_ name: String) throws(UsageError) -> Duration {
             try parsed.value(name, as: "a duration such as 500ms, 10s or 5m", DurationText.parse)!
         }
-        func decimal(_ name: String) throws(UsageError) -> Double {
-            guard let value = try parsed.value(name, as: "a number", { Double($0) }), value >= 0, value.isFinite else {
-                throw UsageError("--\(name): must be a number ≥ 0")
-            }
-            return value
-        }
         if let threads = try number("threads") { rpc.eventLoopThreads = threads }
         rpc.maxConnections = try number("max-connections")!
         rpc.maxConcurrentCallsPerConnection = try number("max-calls")!
@@ -110,10 +96,6 @@ struct DaemonOptions {
         guard rpc.lowWatermark <= rpc.highWatermark else { throw UsageError("--low-watermark must not exceed --high-watermark") }
         rpc.slowConsumerTimeout = try duration("slow-consumer-timeout")
         rpc.shutdownGracePeriod = try duration("shutdown-grace")
-        simRate = try decimal("sim-rate")
-        seed = try parsed.value("seed", as: "a whole number", { UInt64($0) })
-        replaySpeed = try decimal("replay-speed")
-        replayLoop = parsed.has("replay-loop")
         publishToken = parsed["publish-token"].flatMap { $0.isEmpty ? nil : $0 }
         guard let level = Logger.Level(name: parsed["log-level"]!) else {
             throw UsageError("--log-level: '\(parsed["log-level"]!)' is not one of trace, debug, info, notice, warning, error")

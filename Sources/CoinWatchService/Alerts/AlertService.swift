@@ -1,0 +1,103 @@
+import CoinWatchAlertEngine
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Decides which devices to notify when prices move, keeps undelivered alerts in
+/// a durable per-device outbox, and streams them to `StreamAlerts` callers.
+///
+/// Every published tick (the full stream, not the conflated display streams)
+/// and every settings change goes to one alert thread that owns the
+/// `AlertEngine`; nothing else touches the engine, so the per-tick path takes no
+/// lock. Each round of work ends with one LevelDB batch holding the arm states,
+/// last prices, clock and outbox entries it produced, so a restart neither
+/// re-fires a crossing nor loses an armed rule. docs/ALERTS.md has the semantics.
+public final class AlertService: Sendable {
+    public struct Configuration: Sendable {
+        /// How far back past a threshold the price must move before the rule can fire again.
+        public var hysteresis = ExactDecimal(mantissa: 5, scale: 3)!
+        /// Undelivered alerts older than this are dropped: stale price alerts mislead.
+        public var outboxExpiry: Duration = .seconds(3600)
+
+        public init() {}
+    }
+
+    let worker: AlertWorker
+
+    public init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
+                logger: Logger = .disabled) throws {
+        let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
+        worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
+        let persisted = try AlertStorage.load(database)
+        let worker = self.worker
+        var loadError: (any Error)?
+        settings.observeChanges(initial: { all in
+            var records: [RuleRecord] = []
+            for settings in all {
+                guard let device = try? DeviceID(validating: settings.deviceID) else { continue }
+                for (symbol, rule) in AlertStorage.rules(of: settings) {
+                    records.append(RuleRecord(device: device, symbol: symbol, rule: rule))
+                }
+            }
+            do {
+                try worker.load(rules: records, states: persisted.states, lastPrices: persisted.lastPrices, clock: persisted.clock)
+            } catch {
+                loadError = error
+            }
+        }, onChange: { device, old, new in
+            worker.post(.rules(device, old: AlertStorage.rules(of: old), new: AlertStorage.rules(of: new)))
+        })
+        if let loadError { throw loadError }
+        worker.start()
+    }
+
+    /// The hub's hook: every tick, in publish order.
+    public func ingest(_ ticks: [PriceTick]) {
+        worker.post(.ticks(ticks))
+    }
+
+    /// Counters for logs, tests and benchmarks.
+    public var stats: AlertStats { worker.stats.snapshot }
+
+    /// Stops the alert thread after it finished what was queued. Idempotent.
+    public func close() {
+        worker.stop()
+    }
+
+    /// `StreamAlerts`: pending outbox first, then live alerts, until cancelled.
+    public var methods: [RPCMethod] {
+        [
+            .serverStream(V1.CoinWatch.streamAlerts, onLoop: { request, stream throws(RPCError) in
+                let device: DeviceID
+                do throws(ValidationError) {
+                    device = try DeviceID(validating: request.deviceID, field: "device_id")
+                } catch {
+                    throw RPCError(code: .invalidArgument, message: error.description)
+                }
+                let subscriber = AlertSubscriber(id: self.worker.nextSubscriberID(), device: device, stream: stream)
+                stream.onTerminate { _ in self.worker.post(.unsubscribe(device, subscriber.id)) }
+                self.worker.post(.subscribe(subscriber))
+            }),
+        ]
+    }
+}
+
+/// Counters of the alert service.
+public struct AlertStats: Sendable, Hashable {
+    public var ticksEvaluated: Int
+    public var alertsFired: Int
+    public var alertsDelivered: Int
+    public var subscribers: Int
+}
+
+/// A live `StreamAlerts` call.
+struct AlertSubscriber: Sendable {
+    let id: UInt64
+    let device: DeviceID
+    let stream: ServerStream
+}

@@ -1,0 +1,257 @@
+import CoinWatchAlertEngine
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The alert thread: owns the engine and the table of live subscribers.
+final class AlertWorker: @unchecked Sendable {
+    // @unchecked Sendable: `engine`, `subscribers` and `result` are touched only on the
+    // alert thread (after `start()`; `load` runs before it, on the creating thread);
+    // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
+    enum Job: Sendable {
+        case ticks([PriceTick])
+        case rules(DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule])
+        case subscribe(AlertSubscriber)
+        case unsubscribe(DeviceID, UInt64)
+        case delivered(key: [UInt8], alertID: String)
+    }
+
+    let database: Database
+    let engine: AlertEngine
+    let configuration: AlertService.Configuration
+    let logger: Logger
+    let stats = AlertCounters()
+    private let inbox = Mutex<(jobs: [Job], stopping: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let subscriberIDs = Atomic<UInt64>(1)
+    private var subscribers: [DeviceID: [UInt64: AlertSubscriber]] = [:]
+    private var result = EvaluationResult()
+    private var thread: Thread?
+
+    init(database: Database, engine: AlertEngine, configuration: AlertService.Configuration, logger: Logger) {
+        self.database = database
+        self.engine = engine
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func nextSubscriberID() -> UInt64 { subscriberIDs.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    /// Before `start()`: rebuilds the engine from settings and persisted state.
+    func load(rules: [RuleRecord], states: [ArmStateRecord], lastPrices: [Symbol: ExactDecimal], clock: UInt64) throws {
+        let report = try engine.load(rules: rules, armStates: states, lastPrices: lastPrices, clock: clock)
+        var batch = WriteBatch()
+        for record in report.freshStates {
+            batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
+        }
+        batch.put(AlertStorage.clockKey, Array("\(engine.clock)".utf8))
+        try database.write(batch)
+        logger.info("alert index loaded", [
+            "rules": "\(report.rules)", "restored_states": "\(report.restoredStates)",
+            "fresh_states": "\(report.freshStates.count)", "discarded_states": "\(report.discardedStates)",
+        ])
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "cw-alerts"
+        self.thread = thread
+        thread.start()
+    }
+
+    func post(_ job: Job) {
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
+            inbox.jobs.append(job)
+            return true
+        }
+        if accepted { wake.signal() }
+    }
+
+    func stop() {
+        let first = inbox.withLock { inbox -> Bool in
+            defer { inbox.stopping = true }
+            return !inbox.stopping
+        }
+        guard first, thread != nil else { return }
+        wake.signal()
+        finished.wait()
+    }
+
+    // MARK: The alert thread
+
+    private func run() {
+        var lastSweep = DispatchTime.now()
+        while true {
+            _ = wake.wait(timeout: .now() + 60)
+            let (jobs, stopping) = inbox.withLock { inbox in
+                defer { inbox.jobs = [] }
+                return (inbox.jobs, inbox.stopping)
+            }
+            var round = Round()
+            for job in jobs { handle(job, &round) }
+            if DispatchTime.now().uptimeNanoseconds - lastSweep.uptimeNanoseconds > 60_000_000_000 {
+                sweepExpired(&round)
+                lastSweep = .now()
+            }
+            commit(&round)
+            if stopping && inbox.withLock({ $0.jobs.isEmpty }) { break }
+        }
+        finished.signal()
+    }
+
+    /// What one round of jobs writes and sends.
+    struct Round {
+        var batch = WriteBatch()
+        var lastPrices: [Symbol: ExactDecimal] = [:]
+        var deliveries: [(AlertSubscriber, V1.Alert, key: [UInt8])] = []
+        var clockChanged = false
+    }
+
+    private func handle(_ job: Job, _ round: inout Round) {
+        switch job {
+        case .ticks(let ticks):
+            evaluate(ticks, &round)
+        case .rules(let device, let old, let new):
+            applyRules(device: device, old: old, new: new, &round)
+        case .subscribe(let subscriber):
+            subscribe(subscriber, &round)
+        case .unsubscribe(let device, let id):
+            subscribers[device]?.removeValue(forKey: id)
+            if subscribers[device]?.isEmpty == true { subscribers.removeValue(forKey: device) }
+            stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
+        case .delivered(let key, let alertID):
+            // Leave a newer alert that replaced this one in place.
+            if let bytes = try? database.get(key), let stored = try? V1.Alert(serializedBytes: bytes), stored.id == alertID {
+                round.batch.delete(key)
+            }
+        }
+    }
+
+    private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for tick in ticks {
+            result.removeAll()
+            do {
+                try engine.evaluate(symbol: tick.symbol, price: tick.price, into: &result)
+            } catch {
+                logger.warning("tick not evaluated", ["tick": "\(tick)", "reason": "\(error)"])
+                continue
+            }
+            stats.ticksEvaluated.add(1, ordering: .relaxed)
+            round.lastPrices[tick.symbol] = tick.price
+            round.clockChanged = true
+            for record in result.armStateChanges {
+                round.batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
+            }
+            for fired in result.alerts {
+                let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
+                let key = AlertStorage.outboxKey(fired.device, fired.symbol)
+                round.batch.put(key, alert.serializedBytes())
+                stats.alertsFired.add(1, ordering: .relaxed)
+                for subscriber in subscribers[fired.device]?.values ?? [:].values {
+                    round.deliveries.append((subscriber, alert, key))
+                }
+            }
+        }
+    }
+
+    private func applyRules(device: DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule], _ round: inout Round) {
+        for symbol in Set(old.keys).union(new.keys) where old[symbol] != new[symbol] {
+            for direction in AlertDirection.allCases {
+                round.batch.delete(AlertStorage.stateKey(device, symbol, direction))
+            }
+            do {
+                let records = try engine.setRule(device: device, symbol: symbol, rule: new[symbol] ?? AlertRule())
+                for record in records {
+                    round.batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
+                }
+                round.clockChanged = true
+            } catch {
+                logger.warning("rule not applied", ["device": device.rawValue, "symbol": symbol.rawValue, "reason": "\(error)"])
+            }
+        }
+    }
+
+    private func subscribe(_ subscriber: AlertSubscriber, _ round: inout Round) {
+        subscribers[subscriber.device, default: [:]][subscriber.id] = subscriber
+        stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
+        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        var pending: [(V1.Alert, [UInt8])] = []
+        do {
+            for entry in try database.scan(prefix: AlertStorage.outboxDevicePrefix(subscriber.device)) {
+                guard let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest else {
+                    round.batch.delete(entry.key)
+                    continue
+                }
+                pending.append((alert, entry.key))
+            }
+        } catch {
+            logger.warning("outbox not readable", ["device": subscriber.device.rawValue, "reason": "\(error)"])
+        }
+        for (alert, key) in pending.sorted(by: { $0.0.timeMs < $1.0.timeMs }) {
+            round.deliveries.append((subscriber, alert, key))
+        }
+    }
+
+    /// Drops outbox entries past the expiry.
+    private func sweepExpired(_ round: inout Round) {
+        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        try? database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
+            if let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest { return .continue }
+            round.batch.delete(entry.key)
+            return .continue
+        }
+    }
+
+    /// Writes the round's records in one batch, then sends its alerts.
+    private func commit(_ round: inout Round) {
+        for (symbol, price) in round.lastPrices {
+            round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
+        }
+        if round.clockChanged {
+            round.batch.put(AlertStorage.clockKey, Array("\(engine.clock)".utf8))
+        }
+        if !round.batch.isEmpty {
+            do {
+                try database.write(round.batch)
+            } catch {
+                logger.error("alert state not written", ["reason": "\(error)"])
+            }
+        }
+        for (subscriber, alert, key) in round.deliveries {
+            let stream = subscriber.stream
+            let id = alert.id
+            stream.eventLoop.execute { [self] in
+                guard stream.isActive else { return }
+                stream.send(alert)
+                stats.alertsDelivered.add(1, ordering: .relaxed)
+                post(.delivered(key: key, alertID: id))
+            }
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// The atomics behind `AlertStats`.
+final class AlertCounters: Sendable {
+    let ticksEvaluated = Atomic<Int>(0)
+    let alertsFired = Atomic<Int>(0)
+    let alertsDelivered = Atomic<Int>(0)
+    let subscribers = Atomic<Int>(0)
+
+    var snapshot: AlertStats {
+        AlertStats(
+            ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
+            alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed))
+    }
+}
