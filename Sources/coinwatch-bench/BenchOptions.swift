@@ -4,7 +4,8 @@ import CoinWatchCommandLine
 struct BenchOptions {
     static let all: [OptionSpec] = [
         OptionSpec("server", .value(placeholder: "HOST:PORT"), default: "127.0.0.1:7878", help: "Server to load."),
-        OptionSpec("connections", .value(placeholder: "C"), default: "50", help: "Connections (unary mode)."),
+        OptionSpec("connections", .value(placeholder: "C"),
+                   help: "Connections: unary mode (default 50); stream mode spreads subscribers over at most C (default 1000)."),
         OptionSpec("in-flight", .value(placeholder: "K"), default: "1", help: "Calls kept outstanding per connection."),
         OptionSpec("duration", .value(placeholder: "SECONDS"), default: "10", help: "Measured run time."),
         OptionSpec("warmup", .value(placeholder: "SECONDS"), default: "1", help: "Unmeasured run time before it."),
@@ -42,6 +43,7 @@ struct BenchOptions {
     var host: String
     var port: Int
     var connections: Int
+    var connectionsGiven: Int?
     var inFlight: Int
     var duration: Double
     var warmup: Double
@@ -74,7 +76,8 @@ struct BenchOptions {
             }
             return value
         }
-        connections = try positive("connections")
+        connectionsGiven = parsed["connections"] == nil ? nil : try positive("connections")
+        connections = connectionsGiven ?? 50
         inFlight = try positive("in-flight")
         duration = try seconds("duration")
         warmup = try seconds("warmup")

@@ -1,11 +1,264 @@
 import CoinWatchCommandLine
+import CoinWatchProto
+import CoinWatchRPC
+import Dispatch
+import Synchronization
 
-/// Fan-out load: subscribers on StreamPrices while ticks are published.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fan-out load: N StreamPrices subscribers while one connection publishes ticks.
+///
+/// The publisher writes its send time (monotonic nanoseconds) into the price
+/// digits, `1000.<nanoseconds>`, so each subscriber measures publish-to-receive
+/// latency exactly from the message alone, on the same clock.
 struct StreamBenchmark {
     let options: BenchOptions
 
     func run() throws -> Int32 {
         if options.redis { return try RedisPubSubPeer(options: options).run() }
-        throw UsageError("stream mode needs a server with the price hub")
+        raiseDescriptorLimit()
+        let options = self.options
+        let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
+        defer { group.syncShutdownGracefully() }
+        let connectionCount = min(options.subscribers, options.connectionsGiven ?? 1000)
+        let symbols = (0..<options.symbols).map { "BN\($0)" }
+        let phase = Phase()
+        let connections = try connect(count: connectionCount + 1, group: group)
+        let publisherConnection = connections[0]
+        let subscribers = (0..<options.subscribers).map { index in
+            StreamSubscriber(connection: connections[1 + index % connectionCount], phase: phase)
+        }
+        let request = V1.StreamPricesRequest(symbols: symbols).serializedBytes()
+        for subscriber in subscribers { subscriber.start(request: request) }
+        // Wait until every subscriber has its stream (the first message is the empty snapshot or a tick).
+        let publisher = TickPublisher(connection: publisherConnection, symbols: symbols, rate: options.rate, phase: phase)
+        publisherConnection.eventLoop.execute { publisher.start() }
+        sleepSeconds(max(options.warmup, 1))
+        phase.set(.measuring)
+        let start = nowNanos()
+        sleepSeconds(options.duration)
+        phase.set(.stopping)
+        let elapsed = Double(nowNanos() - start) / 1e9
+        var histogram = LatencyHistogram()
+        var gaps = 0
+        var errors = 0
+        for subscriber in subscribers {
+            let (samples, subscriberGaps, failed) = try runBlocking {
+                await withCheckedContinuation { continuation in
+                    subscriber.connection.eventLoop.execute { continuation.resume(returning: subscriber.collect()) }
+                }
+            }
+            histogram.merge(samples)
+            gaps += subscriberGaps
+            if failed { errors += 1 }
+        }
+        let published = try runBlocking {
+            await withCheckedContinuation { continuation in
+                publisherConnection.eventLoop.execute { continuation.resume(returning: publisher.publishedWhileMeasuring) }
+            }
+        }
+        for connection in connections { connection.close() }
+        let sorted = histogram.samples.sorted()
+        let rate = Double(histogram.count) / max(elapsed, 1e-9)
+        let p50 = histogram.percentile(0.5, sorted: sorted)
+        let p99 = histogram.percentile(0.99, sorted: sorted)
+        print("stream: \(options.subscribers) subscribers on \(connectionCount) connections, \(symbols.count) symbols, "
+            + "\(formatMillis(elapsed)) s, \(published) ticks published")
+        print("  deliveries/s  \(Int(rate.rounded()))")
+        print("  latency ms    p50 \(formatMillis(p50))  p99 \(formatMillis(p99))")
+        print("  gaps          \(gaps)   streams failed \(errors)")
+        if options.json {
+            print("{\"mode\":\"stream\",\"subscribers\":\(options.subscribers),\"connections\":\(connectionCount),"
+                + "\"symbols\":\(symbols.count),\"ticks_published\":\(published),\"deliveries\":\(histogram.count),"
+                + "\"deliveries_per_second\":\(Int(rate.rounded())),\"p50_ms\":\(formatMillis(p50)),"
+                + "\"p99_ms\":\(formatMillis(p99)),\"gaps\":\(gaps),\"errors\":\(errors)}")
+        }
+        return errors == 0 ? 0 : 1
+    }
+
+    private func connect(count: Int, group: EventLoopGroup) throws -> [RPCClientConnection] {
+        let options = self.options
+        return try runBlocking {
+            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
+                var all: [RPCClientConnection] = []
+                var started = 0
+                // At most 200 handshakes in flight, so a large fleet does not trip the server's handshake timeout.
+                while started < count || !tasks.isEmpty {
+                    while started < count && started - all.count < 200 {
+                        started += 1
+                        tasks.addTask {
+                            var connectOptions = RPCClientConnection.Options()
+                            connectOptions.clientName = "coinwatch-bench"
+                            connectOptions.authToken = options.token
+                            connectOptions.keepaliveInterval = .zero
+                            return try await RPCClientConnection.connect(
+                                host: options.host, port: options.port, on: group.next(), options: connectOptions)
+                        }
+                    }
+                    if let connection = try await tasks.next() { all.append(connection) }
+                }
+                return all
+            }
+        }
+    }
+
+    private func raiseDescriptorLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+/// Publishes ticks whose price carries the send time: closed loop (4 batches in
+/// flight) when `rate` is 0, else paced by a timer on the publisher's loop.
+final class TickPublisher: @unchecked Sendable {
+    // @unchecked Sendable: all state is touched only on `connection.eventLoop`.
+    let connection: RPCClientConnection
+    let symbols: [String]
+    let rate: Double
+    let phase: Phase
+    private var next = 0
+    private(set) var publishedWhileMeasuring = 0
+
+    init(connection: RPCClientConnection, symbols: [String], rate: Double, phase: Phase) {
+        self.connection = connection
+        self.symbols = symbols
+        self.rate = rate
+        self.phase = phase
+    }
+
+    func start() {
+        if rate > 0 {
+            schedule()
+        } else {
+            for _ in 0..<4 { publishBatch(size: symbols.count) }
+        }
+    }
+
+    /// Paced mode: one batch per slice of at least 10 ms holding the ticks due in it.
+    private func schedule() {
+        let sliceSeconds = max(0.01, 1 / rate)
+        let perSlice = max(1, Int((rate * sliceSeconds).rounded()))
+        _ = connection.eventLoop.scheduleTimer(after: .nanoseconds(Int64(sliceSeconds * 1e9))) { [self] in
+            guard phase.current != .stopping else { return }
+            publishBatch(size: perSlice, chained: false)
+            schedule()
+        }
+    }
+
+    private func publishBatch(size: Int, chained: Bool = true) {
+        var ticks: [V1.Tick] = []
+        ticks.reserveCapacity(size)
+        for _ in 0..<size {
+            let stamp = Int64(nowNanos() % 1_000_000_000_000)
+            ticks.append(V1.Tick(symbol: symbols[next], price: V1.Decimal(mantissa: 1_000_000_000_000_000 + stamp, scale: 12)))
+            next = (next + 1) % symbols.count
+        }
+        let measuring = phase.current == .measuring
+        connection.startUnary(method: V1.CoinWatch.publishPrices.path,
+                              payload: V1.PublishPricesRequest(ticks: ticks).serializedBytes()) { [self] result in
+            if measuring, case .success = result { publishedWhileMeasuring += size }
+            if chained && phase.current != .stopping { publishBatch(size: size) }
+        }
+    }
+}
+
+/// One StreamPrices call; counts deliveries, latency and sequence gaps.
+final class StreamSubscriber: @unchecked Sendable {
+    // @unchecked Sendable: all state is touched only on `connection.eventLoop`
+    // (stream callbacks and `collect` run there).
+    let connection: RPCClientConnection
+    let phase: Phase
+    private var histogram = LatencyHistogram(capacity: 1 << 12)
+    private var lastSequence: UInt64 = 0
+    private var gaps = 0
+    private var failed = false
+
+    init(connection: RPCClientConnection, phase: Phase) {
+        self.connection = connection
+        self.phase = phase
+    }
+
+    func start(request: [UInt8]) {
+        connection.startRawStream(
+            method: V1.CoinWatch.streamPrices.path, payload: request,
+            onMessage: { [self] bytes in received(bytes) },
+            onEnd: { [self] error in if error != nil { failed = true } })
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        guard let update = PriceUpdateFields(bytes) else { return }
+        if lastSequence != 0 && update.sequence != lastSequence + 1 { gaps += 1 }
+        lastSequence = update.sequence
+        // Prices arrive canonical (trailing zeros dropped): bring them back to scale 12.
+        guard phase.current == .measuring, update.scale <= 12 else { return }
+        var mantissa = update.mantissa
+        for _ in 0..<(12 - Int(update.scale)) { mantissa *= 10 }
+        guard mantissa >= 1_000_000_000_000_000 else { return }
+        let sent = UInt64(mantissa - 1_000_000_000_000_000)
+        let now = nowNanos() % 1_000_000_000_000
+        if now >= sent { histogram.record(nanoseconds: now - sent) }
+    }
+
+    func collect() -> (LatencyHistogram, Int, Bool) { (histogram, gaps, failed) }
+}
+
+/// The two fields the benchmark needs from a `PriceUpdate`, read in place: a
+/// full decode per delivery would make the load generator the bottleneck.
+struct PriceUpdateFields {
+    var mantissa: Int64 = 0
+    var scale: UInt64 = 0
+    var sequence: UInt64 = 0
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        var reader = VarintReader(bytes: bytes)
+        while let key = reader.varint() {
+            switch (key >> 3, key & 7) {
+            case (2, 2):
+                guard let length = reader.varint(), let inner = reader.take(Int(length)) else { return nil }
+                var decimal = VarintReader(bytes: inner)
+                while let field = decimal.varint() {
+                    guard let value = decimal.varint() else { return nil }
+                    if field == 0x08 { mantissa = Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
+                    if field == 0x10 { scale = value }
+                }
+            case (4, 0):
+                guard let value = reader.varint() else { return nil }
+                sequence = value
+            case (_, 0):
+                guard reader.varint() != nil else { return nil }
+            case (_, 2):
+                guard let length = reader.varint(), reader.take(Int(length)) != nil else { return nil }
+            default:
+                return nil
+            }
+        }
+    }
+}
+
+struct VarintReader {
+    let bytes: UnsafeRawBufferPointer
+    var index = 0
+
+    mutating func varint() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < bytes.count, shift < 64 {
+            let byte = bytes[index]
+            index += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
+    }
+
+    mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
+        guard count >= 0, count <= bytes.count - index else { return nil }
+        defer { index += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)])
     }
 }
