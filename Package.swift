@@ -103,7 +103,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatch-bench",
-            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchAlertEngine", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
 

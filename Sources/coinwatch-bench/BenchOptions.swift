@@ -11,7 +11,7 @@ struct BenchOptions {
         OptionSpec("warmup", .value(placeholder: "SECONDS"), default: "1", help: "Unmeasured run time before it."),
         OptionSpec("method", .value(placeholder: "get|save"), default: "get",
                    help: "get: GetSettings of existing devices; save: durable SaveSettings."),
-        OptionSpec("devices", .value(placeholder: "N"), default: "1000", help: "Distinct device ids used."),
+        OptionSpec("devices", .value(placeholder: "N"), help: "Distinct device ids (unary default 1000, alerts default 1000000)."),
         OptionSpec("subscribers", .value(placeholder: "N"), default: "100", help: "StreamPrices subscribers (stream mode)."),
         OptionSpec("rate", .value(placeholder: "TICKS_PER_S"), default: "0",
                    help: "Ticks published per second (stream mode); 0 = as fast as the server takes them."),
@@ -25,14 +25,16 @@ struct BenchOptions {
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream> --server HOST:PORT [options]",
+        usage: "coinwatch-bench <unary|stream|alerts> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
               unary   closed loop: each connection keeps K calls outstanding for the duration;
                       reports requests/s, p50/p99/p999 latency and errors.
               stream  N StreamPrices subscribers while ticks are published; reports deliveries/s,
-                      publish-to-receive latency p50/p99 and sequence gaps.
+                      publish-to-receive latency p50/p99 and sequence gaps (--redis: Redis pub/sub instead).
+              alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
+                      BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
@@ -83,7 +85,7 @@ struct BenchOptions {
         warmup = try seconds("warmup")
         method = parsed["method"]!
         guard method == "get" || method == "save" else { throw UsageError("--method must be get or save") }
-        devices = try positive("devices")
+        devices = parsed["devices"] == nil ? 0 : try positive("devices")
         subscribers = try positive("subscribers")
         rate = try seconds("rate")
         symbols = try positive("symbols")
@@ -91,5 +93,12 @@ struct BenchOptions {
         token = parsed["token"] ?? ""
         json = parsed.has("json")
         redis = parsed.has("redis")
+    }
+
+    /// These options with `devices` set to `count` unless given.
+    func defaultingDevices(to count: Int) -> BenchOptions {
+        var copy = self
+        if copy.devices == 0 { copy.devices = count }
+        return copy
     }
 }

@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream> --server HOST:PORT [options]"
+let usage = "coinwatch-bench <unary|stream|alerts> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -21,12 +21,14 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
     let options = try BenchOptions(parsed)
     switch parsed.positionals.first {
     case "unary":
-        return try UnaryBenchmark(options: options).run()
+        return try UnaryBenchmark(options: options.defaultingDevices(to: 1000)).run()
     case "stream":
         return try StreamBenchmark(options: options).run()
+    case "alerts":
+        return try AlertBenchmark(options: options).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary or stream")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream or alerts")
     case nil:
-        throw UsageError("missing mode: unary or stream")
+        throw UsageError("missing mode: unary, stream or alerts")
     }
 }
