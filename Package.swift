@@ -15,6 +15,15 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The runtime and the service run every call and every price delivery through
+/// loop-confined classes; profiling showed dynamic exclusivity checks (a
+/// thread-local access set per property access) among the top costs there.
+/// Release builds of those two modules turn the runtime check off; debug builds,
+/// which the tests run, keep it.
+let hotPathSettings: [SwiftSetting] = swiftSettings + [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "CoinWatch",
     products: [
@@ -69,7 +78,7 @@ let package = Package(
         .target(
             name: "CoinWatchRPC",
             dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
-            swiftSettings: swiftSettings
+            swiftSettings: hotPathSettings
         ),
 
         // MARK: Service and client
@@ -78,7 +87,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchClient",
@@ -104,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "coinwatch-bench",
             dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchAlertEngine", "CoinWatchCommandLine"],
-            swiftSettings: swiftSettings
+            swiftSettings: hotPathSettings
         ),
 
         // MARK: Tests

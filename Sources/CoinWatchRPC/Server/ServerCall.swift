@@ -12,9 +12,10 @@ final class ServerCall: @unchecked Sendable {
     let eventLoop: EventLoop
     let context: ServerContext
     let isStreaming: Bool
-    /// Unowned back-reference; the connection outlives its calls' table entries,
-    /// and `connection` is cleared when the call finishes.
-    private(set) weak var connection: ServerConnection?
+    /// The connection, held strongly until the call finishes (every call finishes
+    /// when its connection closes, which breaks the cycle); a strong reference
+    /// keeps the per-message path free of weak-reference loads.
+    private(set) var connection: ServerConnection?
 
     private(set) var isFinished = false
     /// Whether the call sits in the connection's call table (it was not answered inline).
