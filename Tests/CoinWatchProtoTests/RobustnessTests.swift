@@ -31,6 +31,32 @@ struct RobustnessTests {
         #expect(tally.decoded + tally.failures == Self.inputsPerType)
     }
 
+    /// 100,000 inputs, mutated from valid encodings of every type and plain random bytes, all fed to this one
+    /// decoder: every decoder sees at least 100,000 hostile inputs.
+    static let inputsPerDecoder = 100_000
+
+    @Test("100,000 mutated inputs into every decoder: each decodes or throws, none crashes", arguments: MessageType.all)
+    func hundredThousandInputs(_ messageType: MessageType) throws {
+        var g = RandomValues(seed: messageType.seed ^ 0x1_0000)
+        var seeds: [[UInt8]] = []
+        for other in allMessageTypes {
+            seeds.append(other.random(using: &g, filled: true, depth: 0).serializedBytes())
+        }
+        var mutator = Mutator(seed: messageType.seed ^ 0x100, seeds: seeds)
+        var decoded = 0
+        for _ in 0..<Self.inputsPerDecoder {
+            do {
+                _ = try messageType.type.init(serializedBytes: mutator.next())
+                decoded += 1
+            } catch {
+                if error.typeName != messageType.type.protoName {
+                    Issue.record("\(messageType.type.protoName): error does not name the type: \(error)")
+                }
+            }
+        }
+        #expect(decoded < Self.inputsPerDecoder)
+    }
+
     struct Tally: CustomStringConvertible {
         var decoded = 0
         var failures = 0
