@@ -17,6 +17,7 @@ struct BenchOptions {
                    help: "Ticks published per second (stream mode); 0 = as fast as the server takes them."),
         OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
         OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
+        OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
@@ -25,7 +26,7 @@ struct BenchOptions {
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|alerts> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -33,6 +34,8 @@ struct BenchOptions {
                       reports requests/s, p50/p99/p999 latency and errors.
               stream  N StreamPrices subscribers while ticks are published; reports deliveries/s,
                       publish-to-receive latency p50/p99 and sequence gaps (--redis: Redis pub/sub instead).
+              idle    holds --connections silent connections (handshake done) and reports the server's
+                      resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
             """,
@@ -58,6 +61,7 @@ struct BenchOptions {
     var token: String
     var json: Bool
     var redis: Bool
+    var serverPID: Int?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -93,6 +97,7 @@ struct BenchOptions {
         token = parsed["token"] ?? ""
         json = parsed.has("json")
         redis = parsed.has("redis")
+        serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|alerts> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,11 +24,13 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try UnaryBenchmark(options: options.defaultingDevices(to: 1000)).run()
     case "stream":
         return try StreamBenchmark(options: options).run()
+    case "idle":
+        return try IdleBenchmark(options: options).run()
     case "alerts":
         return try AlertBenchmark(options: options).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream or alerts")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle or alerts")
     case nil:
-        throw UsageError("missing mode: unary, stream or alerts")
+        throw UsageError("missing mode: unary, stream, idle or alerts")
     }
 }

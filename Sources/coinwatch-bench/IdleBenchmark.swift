@@ -1,0 +1,62 @@
+import CoinWatchCommandLine
+import CoinWatchRPC
+import Foundation
+
+/// `idle` mode: opens `--connections` connections, completes each handshake,
+/// holds them silent, and reports the server's resident memory per connection
+/// (read from /proc/<--server-pid>/status before and while they are held).
+struct IdleBenchmark {
+    let options: BenchOptions
+
+    func run() throws -> Int32 {
+        guard let pid = options.serverPID else { throw UsageError("idle mode needs --server-pid PID (the coinwatchd to measure)") }
+        let options = self.options
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let before = try Self.residentBytes(pid: pid)
+        let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
+        defer { group.syncShutdownGracefully() }
+        let connections = try runBlocking {
+            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
+                var all: [RPCClientConnection] = []
+                var started = 0
+                while started < options.connections || !tasks.isEmpty {
+                    while started < options.connections && started - all.count < 200 {
+                        started += 1
+                        tasks.addTask {
+                            var connectOptions = RPCClientConnection.Options()
+                            connectOptions.clientName = "coinwatch-bench-idle"
+                            connectOptions.keepaliveInterval = .zero
+                            return try await RPCClientConnection.connect(
+                                host: options.host, port: options.port, on: group.next(), options: connectOptions)
+                        }
+                    }
+                    if let connection = try await tasks.next() { all.append(connection) }
+                }
+                return all
+            }
+        }
+        sleepSeconds(max(1, options.duration))
+        let held = try Self.residentBytes(pid: pid)
+        let perConnection = Double(held - before) / Double(connections.count)
+        for connection in connections { connection.close() }
+        print("idle: \(connections.count) connections held; server RSS \(before / 1024) KiB → \(held / 1024) KiB")
+        print("  bytes per connection  \(Int(perConnection.rounded()))")
+        if options.json {
+            print("{\"mode\":\"idle\",\"connections\":\(connections.count),\"rss_before_bytes\":\(before),"
+                + "\"rss_held_bytes\":\(held),\"bytes_per_connection\":\(Int(perConnection.rounded()))}")
+        }
+        return 0
+    }
+
+    static func residentBytes(pid: Int) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            throw BenchError("no VmRSS for process \(pid)")
+        }
+        return kib * 1024
+    }
+}
