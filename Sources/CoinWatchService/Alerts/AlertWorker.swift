@@ -26,7 +26,14 @@ final class AlertWorker: @unchecked Sendable {
     let configuration: AlertService.Configuration
     let logger: Logger
     let stats = AlertCounters()
-    private let inbox = Mutex<(jobs: [Job], stopping: Bool)>(([], false))
+    /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
+    private struct Inbox {
+        var jobs: [Job] = []
+        var stopping = false
+        var paused = false
+    }
+
+    private let inbox = Mutex(Inbox())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let subscriberIDs = Atomic<UInt64>(1)
@@ -65,13 +72,16 @@ final class AlertWorker: @unchecked Sendable {
         thread.start()
     }
 
-    func post(_ job: Job) {
+    /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
+    @discardableResult
+    func post(_ job: Job) -> Bool {
         let accepted = inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
             inbox.jobs.append(job)
             return true
         }
         if accepted { wake.signal() }
+        return accepted
     }
 
     func stop() {
@@ -84,13 +94,32 @@ final class AlertWorker: @unchecked Sendable {
         finished.wait()
     }
 
+    // MARK: Test hooks
+
+    /// Holds queued jobs back from the alert thread until `resume()`, so a test can make several jobs share one
+    /// round (and so one batch) exactly. `stop()` overrides it.
+    func pause() {
+        inbox.withLock { $0.paused = true }
+    }
+
+    func resume() {
+        inbox.withLock { $0.paused = false }
+        wake.signal()
+    }
+
+    /// Jobs queued and not yet taken by the alert thread.
+    var queuedJobs: Int {
+        inbox.withLock { $0.jobs.count }
+    }
+
     // MARK: The alert thread
 
     private func run() {
         var lastSweep = DispatchTime.now()
         while true {
             _ = wake.wait(timeout: .now() + 60)
-            let (jobs, stopping) = inbox.withLock { inbox in
+            let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
+                guard !inbox.paused || inbox.stopping else { return ([], false) }
                 defer { inbox.jobs = [] }
                 return (inbox.jobs, inbox.stopping)
             }
@@ -112,6 +141,18 @@ final class AlertWorker: @unchecked Sendable {
         var lastPrices: [Symbol: ExactDecimal] = [:]
         var deliveries: [(AlertSubscriber, V1.Alert, key: [UInt8])] = []
         var clockChanged = false
+        /// Outbox entries this round replaced (`nil`: deleted), by key. They reach LevelDB only at `commit`, so
+        /// every read of the outbox during the round goes through `outboxEntry` / this overlay: a job must see
+        /// what earlier jobs of the same round did, or a subscriber would miss an alert fired just before it
+        /// subscribed, and a stale delete (expiry, delivery of an older alert) would wipe a newer one.
+        var outbox: [[UInt8]: V1.Alert?] = [:]
+    }
+
+    /// The outbox entry under `key` as of this point of the round.
+    private func outboxEntry(_ key: [UInt8], _ round: Round) -> V1.Alert? {
+        if let staged = round.outbox[key] { return staged }
+        guard let bytes = try? database.get(key) else { return nil }
+        return try? V1.Alert(serializedBytes: bytes)
     }
 
     private func handle(_ job: Job, _ round: inout Round) {
@@ -128,8 +169,8 @@ final class AlertWorker: @unchecked Sendable {
             stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
         case .delivered(let key, let alertID):
             // Leave a newer alert that replaced this one in place.
-            if let bytes = try? database.get(key), let stored = try? V1.Alert(serializedBytes: bytes), stored.id == alertID {
-                round.batch.delete(key)
+            if outboxEntry(key, round)?.id == alertID {
+                round.outbox[key] = .some(nil)
             }
         }
     }
@@ -153,7 +194,7 @@ final class AlertWorker: @unchecked Sendable {
             for fired in result.alerts {
                 let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
                 let key = AlertStorage.outboxKey(fired.device, fired.symbol)
-                round.batch.put(key, alert.serializedBytes())
+                round.outbox[key] = .some(alert)
                 stats.alertsFired.add(1, ordering: .relaxed)
                 for subscriber in subscribers[fired.device]?.values ?? [:].values {
                     round.deliveries.append((subscriber, alert, key))
@@ -164,11 +205,15 @@ final class AlertWorker: @unchecked Sendable {
 
     private func applyRules(device: DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule], _ round: inout Round) {
         for symbol in Set(old.keys).union(new.keys) where old[symbol] != new[symbol] {
-            for direction in AlertDirection.allCases {
-                round.batch.delete(AlertStorage.stateKey(device, symbol, direction))
-            }
+            let rule = new[symbol] ?? AlertRule()
             do {
-                let records = try engine.setRule(device: device, symbol: symbol, rule: new[symbol] ?? AlertRule())
+                let records = try engine.setRule(device: device, symbol: symbol, rule: rule)
+                // Only sides turned off lose their record. A side whose threshold did not change keeps its state
+                // in the engine and is not reported, so its stored state must stay too: deleting it would make a
+                // restart recompute it fresh, re-arming a side that fired and has not come back through the band.
+                for direction in AlertDirection.allCases where rule.threshold(direction) == nil {
+                    round.batch.delete(AlertStorage.stateKey(device, symbol, direction))
+                }
                 for record in records {
                     round.batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
                 }
@@ -183,19 +228,37 @@ final class AlertWorker: @unchecked Sendable {
         subscribers[subscriber.device, default: [:]][subscriber.id] = subscriber
         stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
         let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
-        var pending: [(V1.Alert, [UInt8])] = []
+        let prefix = AlertStorage.outboxDevicePrefix(subscriber.device)
+        // The device's outbox as of this point of the round; a `nil` alert is an entry that does not decode.
+        var entries: [[UInt8]: V1.Alert?] = [:]
         do {
-            for entry in try database.scan(prefix: AlertStorage.outboxDevicePrefix(subscriber.device)) {
-                guard let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest else {
-                    round.batch.delete(entry.key)
-                    continue
-                }
-                pending.append((alert, entry.key))
+            for entry in try database.scan(prefix: prefix) {
+                entries[entry.key] = .some(try? V1.Alert(serializedBytes: entry.value))
             }
         } catch {
             logger.warning("outbox not readable", ["device": subscriber.device.rawValue, "reason": "\(error)"])
         }
-        for (alert, key) in pending.sorted(by: { $0.0.timeMs < $1.0.timeMs }) {
+        for (key, staged) in round.outbox where key.starts(with: prefix) {
+            if let staged {
+                entries[key] = .some(staged)
+            } else {
+                entries.removeValue(forKey: key)
+            }
+        }
+        var pending: [(alert: V1.Alert, key: [UInt8])] = []
+        for (key, entry) in entries {
+            guard let alert = entry, alert.timeMs >= oldest else {
+                round.outbox[key] = .some(nil)
+                continue
+            }
+            pending.append((alert, key))
+        }
+        // Oldest first; alerts of the same millisecond in key (symbol) order, so the order never depends on hashing.
+        pending.sort { lhs, rhs in
+            lhs.alert.timeMs != rhs.alert.timeMs
+                ? lhs.alert.timeMs < rhs.alert.timeMs : lhs.key.lexicographicallyPrecedes(rhs.key)
+        }
+        for (alert, key) in pending {
             round.deliveries.append((subscriber, alert, key))
         }
     }
@@ -203,15 +266,27 @@ final class AlertWorker: @unchecked Sendable {
     /// Drops outbox entries past the expiry.
     private func sweepExpired(_ round: inout Round) {
         let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        var expired: [[UInt8]] = []
         try? database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
             if let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest { return .continue }
-            round.batch.delete(entry.key)
+            expired.append(entry.key)
             return .continue
+        }
+        // An entry this round already replaced or deleted is newer than what LevelDB holds.
+        for key in expired where round.outbox[key] == nil {
+            round.outbox[key] = .some(nil)
         }
     }
 
     /// Writes the round's records in one batch, then sends its alerts.
     private func commit(_ round: inout Round) {
+        for (key, alert) in round.outbox {
+            if let alert {
+                round.batch.put(key, alert.serializedBytes())
+            } else {
+                round.batch.delete(key)
+            }
+        }
         for (symbol, price) in round.lastPrices {
             round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
         }
