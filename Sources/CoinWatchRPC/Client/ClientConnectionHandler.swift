@@ -51,8 +51,11 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         handshake = completion
         connection.start(delegate: self, options: ConnectionOptions(
             maxFrameBytes: options.maxFrameBytes, highWatermark: 1 << 20, lowWatermark: 256 << 10))
-        handshakeTimer = eventLoop.scheduleTimer(after: options.connectTimeout) { [weak self] in
-            self?.close(reason: RPCError(code: .deadlineExceeded, message: "no Welcome from \(self?.address ?? "") in time"))
+        // Timers capture `self` unowned: failEverything cancels them all before the
+        // handler can be released (the connection holds it until it reports closed).
+        handshakeTimer = eventLoop.scheduleTimer(after: options.connectTimeout) { [unowned self] in
+            self.handshakeTimer = nil
+            self.close(reason: RPCError(code: .deadlineExceeded, message: "no Welcome from \(self.address) in time"))
         }
         send(.hello(V1.Hello(
             protocolVersion: RPCProtocol.version, clientName: options.clientName, authToken: options.authToken)))
@@ -74,8 +77,8 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         var timeoutMs: UInt64 = 0
         if let timeout {
             timeoutMs = UInt64(max(1, ServerConnection.nanoseconds(timeout) / 1_000_000))
-            call.deadline = eventLoop.scheduleTimer(after: timeout) { [weak self] in
-                self?.expire(id: id, timeoutMs: timeoutMs)
+            call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
+                self.expire(id: id, timeoutMs: timeoutMs)
             }
         }
         calls[id] = call
@@ -195,15 +198,15 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
 
     private func scheduleKeepalive() {
         guard options.keepaliveInterval > .zero, closedReason == nil else { return }
-        keepaliveTimer = eventLoop.scheduleTimer(after: options.keepaliveInterval) { [weak self] in
-            guard let self, self.closedReason == nil else { return }
+        keepaliveTimer = eventLoop.scheduleTimer(after: options.keepaliveInterval) { [unowned self] in
+            self.keepaliveTimer = nil
+            guard self.closedReason == nil else { return }
             self.pingCounter += 1
             var payload = [UInt8](repeating: 0, count: 8)
             withUnsafeBytes(of: self.pingCounter.bigEndian) { payload = Array($0) }
             self.send(.ping(V1.Ping(payload: payload)))
             if self.pongTimer == nil {
-                self.pongTimer = self.eventLoop.scheduleTimer(after: self.options.keepaliveTimeout) { [weak self] in
-                    guard let self else { return }
+                self.pongTimer = self.eventLoop.scheduleTimer(after: self.options.keepaliveTimeout) { [unowned self] in
                     self.pongTimer = nil
                     self.close(reason: RPCError(
                         code: .unavailable,

@@ -135,8 +135,9 @@ public final class Connection: IOHandler, @unchecked Sendable {
         case .open:
             state = .closing
             deliveringFrames = false
-            closeTimer = eventLoop.scheduleTimer(after: timeout) { [weak self] in
-                guard let self else { return }
+            // Unowned: finishClose cancels this timer, and the loop's registration keeps the
+            // connection alive until finishClose; a weak capture would add a side table.
+            closeTimer = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.closeTimer = nil
                 self.finishClose(error: IOError(errno: Sys.ETIMEDOUT_, function: "close(afterFlush:)",
                                                 detail: "peer did not finish within \(timeout)"))

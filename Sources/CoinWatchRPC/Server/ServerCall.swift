@@ -68,7 +68,7 @@ final class ServerCall: @unchecked Sendable {
     func terminate(_ error: RPCError, sendEnd: Bool) {
         eventLoop.preconditionInEventLoop()
         guard !isFinished else { return }
-        context.cancellation.cancel()
+        context.cancel()
         let handlers = terminationHandlers
         terminationHandlers = []
         if sendEnd {
@@ -85,7 +85,7 @@ final class ServerCall: @unchecked Sendable {
     func addTerminationHandler(_ handler: @escaping (RPCError) -> Void) {
         eventLoop.preconditionInEventLoop()
         if isFinished {
-            if context.cancellation.isCancelled {
+            if context.isCancelled {
                 handler(RPCError(code: .cancelled, message: "the call has ended"))
             }
             return

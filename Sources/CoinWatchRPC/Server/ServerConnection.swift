@@ -46,8 +46,11 @@ final class ServerConnection: ConnectionDelegate {
 
     /// Loop: starts the handshake timer. Called right after `Connection.start`.
     func started() {
-        handshakeTimer = eventLoop.scheduleTimer(after: configuration.handshakeTimeout) { [weak self] in
-            guard let self, self.state == .awaitingHello else { return }
+        // Timers capture `self` unowned: every timer is cancelled in connectionClosed,
+        // which runs before the connection can be released, and a weak capture would
+        // give this object a side table (slow reference counting on every call).
+        handshakeTimer = eventLoop.scheduleTimer(after: configuration.handshakeTimeout) { [unowned self] in
+            guard self.state == .awaitingHello else { return }
             self.fail(.deadlineExceeded, "no Hello within \(self.configuration.handshakeTimeout)")
         }
     }
@@ -124,8 +127,9 @@ final class ServerConnection: ConnectionDelegate {
             // Stop taking new requests while replies pile up: TCP holds the peer back.
             connection.pauseInput()
             guard slowConsumerTimer == nil else { return }
-            slowConsumerTimer = eventLoop.scheduleTimer(after: configuration.slowConsumerTimeout) { [weak self] in
-                guard let self, !self.connection.isWritable, self.state != .closed else { return }
+            slowConsumerTimer = eventLoop.scheduleTimer(after: configuration.slowConsumerTimeout) { [unowned self] in
+                self.slowConsumerTimer = nil
+                guard !self.connection.isWritable, self.state != .closed else { return }
                 let message = "outbound queue stayed above \(self.configuration.highWatermark) bytes for "
                     + "\(self.configuration.slowConsumerTimeout); the client is not reading"
                 self.shared.logger.notice("closing slow consumer", ["peer": self.peer, "queued": "\(self.connection.queuedBytes)"])
@@ -231,9 +235,10 @@ final class ServerConnection: ConnectionDelegate {
         call.isRegistered = true
         if timeoutMs > 0 {
             let timeout = timeoutMs
-            call.deadlineTimer = eventLoop.scheduleTimer(after: .milliseconds(Int64(clamping: timeout))) { [weak call] in
-                call?.deadlineTimer = nil
-                call?.terminate(RPCError(code: .deadlineExceeded, message: "deadline of \(timeout) ms exceeded"), sendEnd: true)
+            // Unowned: forgetCall cancels this timer whenever the call ends.
+            call.deadlineTimer = eventLoop.scheduleTimer(after: .milliseconds(Int64(clamping: timeout))) { [unowned call] in
+                call.deadlineTimer = nil
+                call.terminate(RPCError(code: .deadlineExceeded, message: "deadline of \(timeout) ms exceeded"), sendEnd: true)
             }
         }
     }
@@ -289,9 +294,9 @@ final class ServerConnection: ConnectionDelegate {
         guard configuration.idleTimeout > .zero else { return }
         let timeoutNanos = Self.nanoseconds(configuration.idleTimeout)
         let remaining = max(Int64(1_000_000), lastFrameNanos + timeoutNanos - Sys.monotonicNanoseconds())
-        idleTimer = eventLoop.scheduleTimer(afterNanoseconds: remaining) { [weak self] in
-            guard let self, self.state == .ready || self.state == .draining else { return }
+        idleTimer = eventLoop.scheduleTimer(afterNanoseconds: remaining) { [unowned self] in
             self.idleTimer = nil
+            guard self.state == .ready || self.state == .draining else { return }
             if Sys.monotonicNanoseconds() - self.lastFrameNanos >= timeoutNanos {
                 self.shared.logger.debug("closing idle connection", ["peer": self.peer])
                 self.sendGoAway(code: .unavailable, reason: "idle for \(self.configuration.idleTimeout)")

@@ -1,7 +1,11 @@
 import Synchronization
 
 /// What a handler knows about the call it serves, beyond the request.
-public struct ServerContext: Sendable {
+///
+/// A class, created once per call: handlers, responders and writers pass it
+/// around by reference, so the call's strings and metadata are retained once
+/// rather than on every copy.
+public final class ServerContext: Sendable {
     /// The method path, e.g. `coinwatch.v1.CoinWatch/GetSettings`.
     public let method: String
     /// The call's metadata, as sent in `Call.metadata`.
@@ -12,33 +16,22 @@ public struct ServerContext: Sendable {
     public let peer: String
     /// The token the client sent in its `Hello`, empty if none.
     public let authToken: String
-    /// Set once the call is cancelled, times out, or its connection goes away.
-    public let cancellation: CallCancellation
+    private let cancelled = Atomic<Bool>(false)
 
     public init(
         method: String, metadata: [String: String] = [:], deadline: ContinuousClock.Instant? = nil, peer: String = "",
-        authToken: String = "", cancellation: CallCancellation = CallCancellation()
+        authToken: String = ""
     ) {
         self.method = method
         self.metadata = metadata
         self.deadline = deadline
         self.peer = peer
         self.authToken = authToken
-        self.cancellation = cancellation
     }
 
-    /// Whether the call has ended from the client's side; long handlers check it.
-    public var isCancelled: Bool { cancellation.isCancelled }
-}
+    /// Set once the call is cancelled, times out, or its connection goes away;
+    /// long handlers check it. Any thread, cheap.
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
-/// A flag that any thread can read cheaply and that flips once, when a call is
-/// cancelled, runs out of time or loses its connection.
-public final class CallCancellation: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    public init() {}
-
-    public var isCancelled: Bool { flag.load(ordering: .acquiring) }
-
-    func cancel() { flag.store(true, ordering: .releasing) }
+    func cancel() { cancelled.store(true, ordering: .releasing) }
 }
