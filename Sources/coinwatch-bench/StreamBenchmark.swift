@@ -214,16 +214,17 @@ struct PriceUpdateFields {
     var sequence: UInt64 = 0
 
     init?(_ bytes: UnsafeRawBufferPointer) {
-        var reader = VarintReader(bytes: bytes)
-        while let key = reader.varint() {
-            switch (key >> 3, key & 7) {
+        var reader = ProtobufCursor(bytes)
+        while !reader.isAtEnd {
+            guard let (field, wireType) = reader.tag() else { return nil }
+            switch (field, wireType) {
             case (2, 2):
-                guard let length = reader.varint(), let inner = reader.take(Int(length)) else { return nil }
-                var decimal = VarintReader(bytes: inner)
-                while let field = decimal.varint() {
-                    guard let value = decimal.varint() else { return nil }
-                    if field == 0x08 { mantissa = Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
-                    if field == 0x10 { scale = value }
+                guard let inner = reader.delimited() else { return nil }
+                var decimal = ProtobufCursor(inner)
+                while !decimal.isAtEnd {
+                    guard let (number, _) = decimal.tag(), let value = decimal.varint() else { return nil }
+                    if number == 1 { mantissa = Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
+                    if number == 2 { scale = value }
                 }
             case (4, 0):
                 guard let value = reader.varint() else { return nil }
@@ -231,34 +232,10 @@ struct PriceUpdateFields {
             case (_, 0):
                 guard reader.varint() != nil else { return nil }
             case (_, 2):
-                guard let length = reader.varint(), reader.take(Int(length)) != nil else { return nil }
+                guard reader.delimited() != nil else { return nil }
             default:
                 return nil
             }
         }
-    }
-}
-
-struct VarintReader {
-    let bytes: UnsafeRawBufferPointer
-    var index = 0
-
-    mutating func varint() -> UInt64? {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while index < bytes.count, shift < 64 {
-            let byte = bytes[index]
-            index += 1
-            result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
-            shift += 7
-        }
-        return nil
-    }
-
-    mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
-        guard count >= 0, count <= bytes.count - index else { return nil }
-        defer { index += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)])
     }
 }

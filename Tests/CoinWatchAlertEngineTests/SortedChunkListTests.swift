@@ -1,3 +1,4 @@
+import CoinWatchModel
 @testable import CoinWatchAlertEngine
 import Testing
 

@@ -17,7 +17,7 @@ enum FrameReader {
     }
 
     static func read(_ body: UnsafeRawBufferPointer) -> Fast? {
-        var outer = Cursor(body)
+        var outer = ProtobufCursor(body)
         guard let (field, wireType) = outer.tag(), wireType == 2, let inner = outer.delimited(), outer.isAtEnd else {
             return nil
         }
@@ -30,7 +30,7 @@ enum FrameReader {
     }
 
     private static func readCall(_ bytes: UnsafeRawBufferPointer) -> Fast? {
-        var cursor = Cursor(bytes)
+        var cursor = ProtobufCursor(bytes)
         var callID: UInt64 = 0
         var method = UnsafeRawBufferPointer(start: nil, count: 0)
         var timeout: UInt64 = 0
@@ -53,7 +53,7 @@ enum FrameReader {
     }
 
     private static func readMessage(_ bytes: UnsafeRawBufferPointer) -> Fast? {
-        var cursor = Cursor(bytes)
+        var cursor = ProtobufCursor(bytes)
         var callID: UInt64 = 0
         var payload = UnsafeRawBufferPointer(start: nil, count: 0)
         var seen: UInt8 = 0
@@ -70,7 +70,7 @@ enum FrameReader {
     }
 
     private static func readEnd(_ bytes: UnsafeRawBufferPointer) -> Fast? {
-        var cursor = Cursor(bytes)
+        var cursor = ProtobufCursor(bytes)
         var callID: UInt64 = 0
         var code: Int32 = 0
         var message = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -92,7 +92,7 @@ enum FrameReader {
     }
 
     private static func readStatus(_ bytes: UnsafeRawBufferPointer) -> (Int32, UnsafeRawBufferPointer)? {
-        var cursor = Cursor(bytes)
+        var cursor = ProtobufCursor(bytes)
         var code: Int32 = 0
         var message = UnsafeRawBufferPointer(start: nil, count: 0)
         var seen: UInt8 = 0
@@ -112,42 +112,5 @@ enum FrameReader {
             }
         }
         return (code, message)
-    }
-
-    /// Bounds-checked reading of protobuf wire primitives.
-    struct Cursor {
-        let bytes: UnsafeRawBufferPointer
-        var index = 0
-
-        init(_ bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-        }
-
-        var isAtEnd: Bool { index == bytes.count }
-
-        mutating func varint() -> UInt64? {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while index < bytes.count, shift < 64 {
-                let byte = bytes[index]
-                index += 1
-                result |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return result }
-                shift += 7
-            }
-            return nil
-        }
-
-        mutating func tag() -> (Int, UInt64)? {
-            guard let key = varint(), key >> 3 > 0, key >> 3 < 1 << 29 else { return nil }
-            return (Int(key >> 3), key & 7)
-        }
-
-        mutating func delimited() -> UnsafeRawBufferPointer? {
-            guard let length = varint(), length <= UInt64(bytes.count - index) else { return nil }
-            let start = index
-            index += Int(length)
-            return UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-        }
     }
 }

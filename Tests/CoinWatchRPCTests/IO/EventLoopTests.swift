@@ -1,3 +1,4 @@
+import CoinWatchModel
 import CoinWatchRPC
 import Glibc
 import Testing
@@ -101,7 +102,7 @@ struct EventLoopTests {
         let total = 50_000
         let fired = Shared([Int]())
         loop.execute {
-            var generator = SplitMix(seed: 42)
+            var generator = SplitMix64(seed: 42)
             var handles: [TimerHandle] = []
             handles.reserveCapacity(total)
             for index in 0..<total {
@@ -226,19 +227,3 @@ private final class PipeReader: IOHandler {
     func eventLoopStopping() {}
 }
 
-/// A small deterministic generator for test data.
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,3 +1,4 @@
+import CoinWatchModel
 import CoinWatchProto
 import Testing
 @testable import CoinWatchRPC
@@ -77,7 +78,7 @@ struct FrameReaderTests {
 
     @Test("100,000 mutated frames: no crash, and every accepted one agrees with the decoder")
     func mutations() throws {
-        var random = SplitMix(seed: 0xC01)
+        var random = SplitMix64(seed: 0xC01)
         let seeds: [[UInt8]] = [
             V1.Frame(kind: .call(V1.Call(callID: 300, method: "coinwatch.v1.CoinWatch/GetSettings", timeoutMs: 70, payload: [0x0A, 0x01, 0x41]))).serializedBytes(),
             V1.Frame(kind: .message(V1.Message(callID: 2, payload: [1, 2, 3, 4]))).serializedBytes(),
