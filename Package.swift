@@ -105,9 +105,14 @@ let package = Package(
             dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "CoinWatchCLI",
+            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "coinwatch",
-            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchCLI"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -159,6 +164,12 @@ let package = Package(
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
                 "CoinWatchRPC",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCLITests",
+            dependencies: ["CoinWatchCLI", "CoinWatchClient", "CoinWatchModel", "CoinWatchTestSupport"],
+            exclude: ["Golden"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

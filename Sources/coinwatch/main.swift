@@ -1,25 +1,8 @@
-import CoinWatchCommandLine
-import CoinWatchModel
+import CoinWatchCLI
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-let usage = "coinwatch [options] <command> [arguments]"
-let options: [OptionSpec] = [
-    OptionSpec("help", short: "h", .flag, help: "Show this help."),
-    OptionSpec("version", .flag, help: "Show the version."),
-]
-
-CommandRunner.run(usage: "USAGE: \(usage)") {
-    let parsed = try ParsedArguments.parse(Array(CommandLine.arguments.dropFirst()), options: options)
-    if parsed.has("help") {
-        print(HelpText.render(usage: usage, summary: "Command-line client for coinwatchd: settings, prices, alerts, a live dashboard and a shell.", options: options), terminator: "")
-        return 0
-    }
-    if parsed.has("version") {
-        print("coinwatch \(CoinWatchVersion.current)")
-        return 0
-    }
-    throw UsageError("missing command")
-}
+// Everything lives in CoinWatchCLI so it can be tested; this is only the process's entry and exit.
+exit(CoinWatchCLI.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessEnvironment.current))

@@ -1,0 +1,200 @@
+import CoinWatchCommandLine
+import CoinWatchModel
+
+/// Every command the CLI has, in the order `coinwatch --help` lists them.
+public enum CommandCatalog {
+    static let expectVersion = OptionSpec(
+        "expect-version", .value(placeholder: "N"),
+        help: "Only if the stored version is N (0 = the device has none yet); else ABORTED.")
+
+    public static let settingsGet = CommandSpec(
+        ["settings", "get"], arguments: "DEVICE",
+        summary: "Show a device's alert settings.",
+        details: """
+            Shows the alert settings stored for DEVICE: its version, when they last changed, and the below/above
+            thresholds of each symbol. A device without settings is an error (NOT_FOUND).
+            """,
+        operands: [.device],
+        examples: ["coinwatch settings get phone-1", "coinwatch settings get phone-1 --json"])
+
+    public static let settingsSet = CommandSpec(
+        ["settings", "set"], arguments: "DEVICE SYMBOL",
+        summary: "Set, change or remove one symbol's thresholds.",
+        details: """
+            Changes the alert rule of one SYMBOL of DEVICE; its other symbols keep theirs. A threshold not given
+            keeps its current value, 0 turns that side off, and --off removes the symbol's rule. Prices are exact
+            decimals (64250.5). Prints the settings as stored.
+            """,
+        options: [
+            OptionSpec("below", .value(placeholder: "PRICE"),
+                       help: "Alert when the price falls to or below PRICE (0 = off)."),
+            OptionSpec("above", .value(placeholder: "PRICE"),
+                       help: "Alert when the price rises to or above PRICE (0 = off)."),
+            OptionSpec("off", .flag, help: "Remove the symbol's rule."),
+            expectVersion,
+        ],
+        operands: [.device, .symbol],
+        examples: [
+            "coinwatch settings set phone-1 BTC --below 60000 --above 70000.5",
+            "coinwatch settings set phone-1 BTC --above 0",
+            "coinwatch settings set phone-1 ETH --off --expect-version 3",
+        ])
+
+    public static let settingsDelete = CommandSpec(
+        ["settings", "delete"], arguments: "DEVICE",
+        summary: "Delete all of a device's settings.",
+        details: "Deletes every rule of DEVICE. Deleting a device that has no settings is not an error.",
+        options: [expectVersion],
+        operands: [.device],
+        examples: ["coinwatch settings delete phone-1"])
+
+    public static let prices = CommandSpec(
+        ["prices"], arguments: "[SYMBOL...]",
+        summary: "Show the latest prices.",
+        details: "Shows the latest price of each SYMBOL (all symbols the server knows when none is given).",
+        operands: [.symbols],
+        examples: ["coinwatch prices", "coinwatch prices BTC ETH --json"])
+
+    public static let watch = CommandSpec(
+        ["watch"], arguments: "[SYMBOL...]",
+        summary: "Live price dashboard (one line per update when piped).",
+        details: """
+            Follows live prices of each SYMBOL (all symbols when none is given). On a terminal: a full-screen
+            dashboard with the last price, the change since the watch started, a sparkline, ticks per second
+            and the age of the last update; q or Ctrl-C quits. It reconnects by itself when the server goes away.
+            Otherwise: one line per update (`BTC 64250.5 seq=12 time=…`), or one JSON object per line with --json.
+            """,
+        options: [
+            OptionSpec("interval", .value(placeholder: "DURATION"), default: "0",
+                       help: "At most one update per symbol per DURATION (e.g. 500ms); 0 = every change."),
+            OptionSpec("only-changes", .flag, help: "Skip updates whose price did not change."),
+        ],
+        operands: [.symbols],
+        examples: ["coinwatch watch", "coinwatch watch BTC ETH --interval 500ms", "coinwatch watch BTC --json | jq ."])
+
+    public static let publish = CommandSpec(
+        ["publish"], arguments: "SYMBOL PRICE [SYMBOL PRICE...]",
+        summary: "Push price ticks (for feeders and testing).",
+        details: """
+            Publishes one tick per SYMBOL PRICE pair, stamped with the server's clock. Servers started with
+            --publish-token need --token.
+            """,
+        operands: [.symbolPricePairs],
+        examples: ["coinwatch publish BTC 64250.5", "coinwatch publish BTC 64250.5 ETH 3120.25 --token secret"])
+
+    public static let alerts = CommandSpec(
+        ["alerts"], arguments: "DEVICE",
+        summary: "Follow a device's alerts as they fire.",
+        details: "Prints the alerts of DEVICE as they fire (pending ones first), one line each; Ctrl-C stops.",
+        operands: [.device],
+        examples: ["coinwatch alerts phone-1", "coinwatch alerts phone-1 --json"])
+
+    public static let health = CommandSpec(
+        ["health"],
+        summary: "Check that the server is serving.",
+        details: "Asks the server whether it is serving. Exits 0 when it is SERVING, 1 otherwise.",
+        examples: ["coinwatch health"])
+
+    public static let shell = CommandSpec(
+        ["shell"],
+        summary: "Interactive shell with history and completion.",
+        details: """
+            Runs commands typed without the `coinwatch` prefix, with line editing, history kept in
+            ~/.coinwatch_history and Tab completion of commands, options and symbols. Ctrl-C returns from
+            watch and alerts to the prompt; exit, quit or Ctrl-D leaves. Plain `coinwatch` on a terminal
+            starts it too.
+            """,
+        examples: ["coinwatch shell", "coinwatch --server 10.0.0.5:7878"])
+
+    public static let help = CommandSpec(
+        ["help"], arguments: "[COMMAND...]",
+        summary: "Show help for a command.",
+        details: "Shows the help of COMMAND (for example `help settings set`), or the overview without one.",
+        operands: [.command],
+        examples: ["coinwatch help settings set"])
+
+    /// All commands, in help order.
+    public static let all: [CommandSpec] = [
+        settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, health, shell, help,
+    ]
+
+    /// Commands whose first word is `word` (several for `settings`).
+    public static func commands(startingWith word: String) -> [CommandSpec] {
+        all.filter { $0.words.first == word }
+    }
+
+    /// The first words of all commands, without repeats, in help order.
+    public static var topLevelWords: [String] {
+        var seen = Set<String>()
+        return all.map { $0.words[0] }.filter { seen.insert($0).inserted }
+    }
+
+    /// The usage lines of a group of commands such as `settings`.
+    static func groupUsage(_ word: String) -> String {
+        commands(startingWith: word).map(\.usage).joined(separator: "\n       ")
+    }
+
+    /// Help of a group (`coinwatch settings --help`): its commands with their summaries.
+    static func groupHelp(_ word: String) -> String {
+        let members = commands(startingWith: word)
+        let width = members.map { "\($0.name) \($0.arguments)".count }.max() ?? 0
+        let list = members.map { command -> String in
+            let left = "\(command.name) \(command.arguments)"
+            return "  \(left)\(String(repeating: " ", count: width - left.count))  \(command.summary)"
+        }.joined(separator: "\n")
+        return HelpText.render(
+            usage: groupUsage(word),
+            summary: "Alert settings of devices. Run `coinwatch help \(word) COMMAND` for a command's options.",
+            sections: [("COMMANDS", list)], optionGroups: [("GLOBAL OPTIONS", GlobalOptions.specs)])
+    }
+
+    static let overviewUsage = """
+        coinwatch [options] COMMAND [arguments]
+               coinwatch [options]   (on a terminal: the interactive shell)
+        """
+
+    /// `coinwatch --help`: commands, global options, the JSON shapes and the exit statuses.
+    public static var overview: String {
+        let width = all.map { "\($0.name) \($0.arguments)".count }.max() ?? 0
+        let commandList = all.map { command -> String in
+            let left = "\(command.name) \(command.arguments)"
+            return "  \(left)\(String(repeating: " ", count: width - left.count))  \(command.summary)"
+        }.joined(separator: "\n")
+        return HelpText.render(
+            usage: overviewUsage,
+            summary: """
+                Command-line client of coinwatchd: device alert settings, prices, live streams, and an interactive \
+                shell.
+                """,
+            sections: [("COMMANDS", commandList)],
+            optionGroups: [("OPTIONS", GlobalOptions.specs)],
+            trailingSections: [("JSON OUTPUT", jsonSection), ("EXIT STATUS", exitSection)])
+    }
+
+    static let jsonSection = """
+          --json prints one JSON object per result, and one object per line for streams (watch, alerts).
+          Field names are stable. Prices and thresholds are JSON strings holding exact decimals ("64250.5"),
+          never JSON numbers, so no parser rounds them through a float; a threshold that is off is null.
+          Times are integers: milliseconds since the Unix epoch (0 = unset).
+            settings get|set  {"device_id", "version", "updated_at_ms",
+                               "rules": {SYMBOL: {"below", "above"}}}
+            settings delete   {"device_id", "existed"}
+            prices            {"prices": [{"symbol", "price", "time_ms"}]}
+            watch             {"symbol", "price", "source_time_ms", "sequence"}
+            publish           {"accepted"}
+            alerts            {"id", "device_id", "symbol", "direction" ("above"|"below"), "threshold",
+                               "price", "time_ms", "idempotency_key", "push_interest", "apns_collapse_id",
+                               "apns_payload_json"}
+            health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
+                               "server_version"}
+        """
+
+    static let exitSection = """
+          0    success
+          1    the server answered with an error, printed as `error: CODE: message` (e.g. NOT_FOUND),
+               or health found the server not SERVING
+          3    the server could not be reached (check --server / COINWATCH_SERVER and that coinwatchd runs)
+          64   bad usage: the message and the command's usage are printed
+          130  interrupted with Ctrl-C
+        """
+}

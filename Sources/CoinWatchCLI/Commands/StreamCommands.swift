@@ -1,0 +1,102 @@
+import CoinWatchClient
+import CoinWatchCommandLine
+import CoinWatchProto
+import CoinWatchRPC
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `watch` and `alerts`: commands that follow a stream until stopped.
+enum StreamCommands {
+    static func watch(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
+        let (symbols, interval) = try usage(CommandCatalog.watch) { () throws(UsageError) in
+            let symbols = try parsed.positionals.map { text throws(UsageError) in try ArgumentReaders.symbol(text) }
+            let interval = try parsed.value("interval", as: "a duration such as 500ms or 2s", DurationText.parse) ?? .zero
+            guard interval <= .seconds(3600) else { throw UsageError("--interval: at most 1h") }
+            return (symbols, interval)
+        }
+        let onlyChanges = parsed.has("only-changes")
+        let open: @Sendable (CoinWatchClient) -> RPCResponseStream<V1.PriceUpdate> = { client in
+            client.streamPrices(symbols: symbols, minInterval: interval, onlyChanges: onlyChanges)
+        }
+        // Reach the server before taking over the screen, so a wrong address is one plain line (exit 3).
+        let session = context.session
+        _ = try context.run { () throws(CLIError) in try await session.connect() }
+        if !context.options.json && context.terminal.isInteractive {
+            switch try Dashboard.run(context, open: open) {
+            case .quit: return ExitStatus.ok
+            case .stopped(let signal): throw CLIError.stopped(by: signal)
+            }
+        }
+        return try follow(context, open: open) { update in
+            context.options.json ? Presenter.updateJSON(update).description : Presenter.updateLine(update)
+        }
+    }
+
+    static func alerts(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
+        let device = try usage(CommandCatalog.alerts) { () throws(UsageError) in
+            try ArgumentReaders.device(ArgumentReaders.exactly(["DEVICE"], in: parsed)[0])
+        }
+        let session = context.session
+        _ = try context.run { () throws(CLIError) in try await session.connect() }
+        do {
+            return try follow(context, open: { $0.streamAlerts(device: device) }) { alert in
+                context.options.json ? Presenter.alertJSON(alert).description : Presenter.alertLine(alert)
+            }
+        } catch {
+            throw alertsError(error)
+        }
+    }
+
+    /// A server without alerts answers UNIMPLEMENTED; that is said in words, not as a protocol error.
+    static func alertsError(_ error: CLIError) -> CLIError {
+        guard error.code == .rpc, error.message.hasPrefix("UNIMPLEMENTED:") else { return error }
+        return CLIError(code: .rpc, message: "alerts are not available on this server (\(error.message))")
+    }
+
+    /// Prints a stream one line per item until it ends, fails, or is stopped; reconnects (saying so on
+    /// stderr) when the connection is lost.
+    static func follow<Element: Sendable>(
+        _ context: CommandContext, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>,
+        line: (Element) -> String
+    ) throws(CLIError) -> Int32 {
+        let follower = StreamFollower<Element>()
+        defer { follower.stop() }
+        follower.start(session: context.session, console: context.console, open: open)
+        var reported: StreamState?
+        var reconnecting = false
+        var decoder = KeyDecoder()
+        while true {
+            let (items, state) = follower.drain()
+            if !items.isEmpty {
+                context.out.write(items.map { line($0.element) + "\n" }.joined())
+            }
+            switch state {
+            case .waiting(let retryAt, let attempt, let reason):
+                if state != reported {
+                    let (seconds, attoseconds) = (retryAt - .now).components
+                    let delay = Duration.milliseconds(max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                    context.err.line(
+                        "connection lost (\(reason)); reconnecting in \(DurationText.format(delay)) (attempt \(attempt))")
+                    reported = state
+                }
+                reconnecting = true
+            case .connected:
+                if reconnecting {
+                    context.err.line("reconnected to \(context.session.address)")
+                    reconnecting = false
+                }
+            case .ended(let error):
+                if let error { throw error }
+                return ExitStatus.ok
+            case .connecting:
+                break
+            }
+            let events = context.console.wait(timeout: nil, input: context.interruptInput)
+            if let signal = events.signals.first(where: { $0 != SIGWINCH }) { throw CLIError.stopped(by: signal) }
+            if decoder.feed(events.input).contains(.control("c")) { throw CLIError.interrupted }
+            if events.inputClosed { throw CLIError.interrupted }
+        }
+    }
+}

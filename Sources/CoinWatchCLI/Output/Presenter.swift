@@ -1,0 +1,159 @@
+import CoinWatchModel
+import CoinWatchProto
+
+/// How each result reads, as text for people and as `--json` objects for scripts.
+///
+/// The JSON field names here are the stable interface documented in `coinwatch --help`: change them
+/// only with that text (and its golden test).
+public enum Presenter {
+    // MARK: Settings
+
+    public static func settingsText(_ settings: V1.Settings) -> String {
+        var out = "device   \(settings.deviceID)\n"
+        out += "version  \(settings.version)\n"
+        out += "updated  \(TimeText.iso8601(milliseconds: settings.updatedAtMs))\n"
+        guard !settings.rules.isEmpty else { return out + "rules    none\n" }
+        var table = TextTable(headers: ["SYMBOL", "BELOW", "ABOVE"], alignments: [.left, .decimal, .decimal])
+        for symbol in settings.rules.keys.sorted() {
+            let rule = settings.rules[symbol]!
+            table.append([
+                symbol,
+                DecimalText.threshold(rule.below)?.description ?? "-",
+                DecimalText.threshold(rule.above)?.description ?? "-",
+            ])
+        }
+        return out + "\n" + table.render()
+    }
+
+    public static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
+        var object = JSONObject()
+        object.string("device_id", settings.deviceID)
+        object.integer("version", settings.version)
+        object.integer("updated_at_ms", settings.updatedAtMs)
+        var rules = JSONObject()
+        for symbol in settings.rules.keys.sorted() {
+            let rule = settings.rules[symbol]!
+            var entry = JSONObject()
+            entry.decimal("below", DecimalText.threshold(rule.below))
+            entry.decimal("above", DecimalText.threshold(rule.above))
+            rules.object(symbol, entry)
+        }
+        object.object("rules", rules)
+        return object
+    }
+
+    public static func deletedText(device: String, existed: Bool) -> String {
+        existed ? "deleted the settings of device '\(device)'\n" : "device '\(device)' had no settings\n"
+    }
+
+    public static func deletedJSON(device: String, existed: Bool) -> JSONObject {
+        var object = JSONObject()
+        object.string("device_id", device)
+        object.bool("existed", existed)
+        return object
+    }
+
+    // MARK: Prices
+
+    public static func pricesText(_ ticks: [V1.Tick]) -> String {
+        guard !ticks.isEmpty else { return "no prices\n" }
+        var table = TextTable(headers: ["SYMBOL", "PRICE", "TIME"], alignments: [.left, .decimal, .left])
+        for tick in ticks {
+            table.append([tick.symbol, DecimalText.text(tick.price) ?? "-", TimeText.iso8601(milliseconds: tick.timeMs)])
+        }
+        return table.render()
+    }
+
+    public static func tickJSON(_ tick: V1.Tick) -> JSONObject {
+        var object = JSONObject()
+        object.string("symbol", tick.symbol)
+        object.raw("price", DecimalText.json(tick.price))
+        object.integer("time_ms", tick.timeMs)
+        return object
+    }
+
+    public static func pricesJSON(_ ticks: [V1.Tick]) -> JSONObject {
+        var object = JSONObject()
+        object.array("prices", ticks.map(tickJSON))
+        return object
+    }
+
+    public static func publishedText(accepted: UInt32) -> String {
+        "accepted \(accepted) tick\(accepted == 1 ? "" : "s")\n"
+    }
+
+    public static func publishedJSON(accepted: UInt32) -> JSONObject {
+        var object = JSONObject()
+        object.integer("accepted", accepted)
+        return object
+    }
+
+    // MARK: Streams
+
+    /// `BTC 64250.5 seq=12 time=2024-05-01T12:00:00.123Z`: one line per update, for pipes.
+    public static func updateLine(_ update: V1.PriceUpdate) -> String {
+        "\(update.symbol) \(DecimalText.text(update.price) ?? "-") seq=\(update.sequence)"
+            + " time=\(TimeText.iso8601(milliseconds: update.sourceTimeMs))"
+    }
+
+    public static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
+        var object = JSONObject()
+        object.string("symbol", update.symbol)
+        object.raw("price", DecimalText.json(update.price))
+        object.integer("source_time_ms", update.sourceTimeMs)
+        object.integer("sequence", update.sequence)
+        return object
+    }
+
+    /// `above`, `below`, or the raw number of a direction this build does not know.
+    static func directionName(_ direction: V1.Direction) -> String {
+        switch direction {
+        case .above: "above"
+        case .below: "below"
+        default: String(direction.rawValue)
+        }
+    }
+
+    /// `2024-05-01T12:00:00.123Z  BTC  ▲ above 70000  price 70010.5  id=…`.
+    public static func alertLine(_ alert: V1.Alert) -> String {
+        let arrow = alert.direction == .above ? "▲" : alert.direction == .below ? "▼" : "?"
+        return "\(TimeText.iso8601(milliseconds: alert.timeMs))  \(alert.symbol)  \(arrow) \(directionName(alert.direction))"
+            + " \(DecimalText.text(alert.threshold) ?? "-")  price \(DecimalText.text(alert.price) ?? "-")  id=\(alert.id)"
+    }
+
+    public static func alertJSON(_ alert: V1.Alert) -> JSONObject {
+        var object = JSONObject()
+        object.string("id", alert.id)
+        object.string("device_id", alert.deviceID)
+        object.string("symbol", alert.symbol)
+        object.string("direction", directionName(alert.direction))
+        object.raw("threshold", DecimalText.json(alert.threshold))
+        object.raw("price", DecimalText.json(alert.price))
+        object.integer("time_ms", alert.timeMs)
+        object.string("idempotency_key", alert.idempotencyKey)
+        object.string("push_interest", alert.pushInterest)
+        object.string("apns_collapse_id", alert.apnsCollapseID)
+        object.string("apns_payload_json", alert.apnsPayloadJSON)
+        return object
+    }
+
+    // MARK: Health
+
+    public static func healthText(
+        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
+    ) -> String {
+        let server = [serverName, serverVersion].filter { !$0.isEmpty }.joined(separator: " ")
+        return "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
+    }
+
+    public static func healthJSON(
+        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
+    ) -> JSONObject {
+        var object = JSONObject()
+        object.string("status", status.description)
+        object.string("server", address)
+        object.string("server_name", serverName)
+        object.string("server_version", serverVersion)
+        return object
+    }
+}

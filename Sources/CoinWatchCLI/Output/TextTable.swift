@@ -1,0 +1,74 @@
+/// A plain-text table with a header row, columns separated by two spaces.
+///
+/// Prices in a column are aligned on their decimal point (`64250.5` over `3120.25`), the way a
+/// person scans figures, without ever rounding them to a common number of places.
+public struct TextTable: Sendable {
+    public enum Alignment: Sendable {
+        case left, right
+        /// Decimal numbers lined up on the point; other text right-aligned.
+        case decimal
+    }
+
+    public let headers: [String]
+    public let alignments: [Alignment]
+    public private(set) var rows: [[String]] = []
+
+    public init(headers: [String], alignments: [Alignment]) {
+        precondition(headers.count == alignments.count, "one alignment per column")
+        self.headers = headers
+        self.alignments = alignments
+    }
+
+    public mutating func append(_ row: [String]) {
+        precondition(row.count == headers.count, "one cell per column")
+        rows.append(row)
+    }
+
+    /// The table, one line per row (header first), without trailing spaces.
+    public func render() -> String {
+        var columns = [[String]](repeating: [], count: headers.count)
+        for index in headers.indices {
+            let cells = rows.map { $0[index] }
+            columns[index] = alignments[index] == .decimal ? Self.alignDecimals(cells) : cells
+        }
+        var widths = headers.map(\.count)
+        for index in headers.indices {
+            widths[index] = max(widths[index], columns[index].map(\.count).max() ?? 0)
+        }
+        var lines = [String]()
+        func line(_ cells: [String], header: Bool) -> String {
+            var parts = [String]()
+            for (index, cell) in cells.enumerated() {
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                let alignLeft = alignments[index] == .left || (header && index == 0)
+                parts.append(alignLeft ? cell + padding : padding + cell)
+            }
+            return trimTrailing(parts.joined(separator: "  "))
+        }
+        lines.append(line(headers, header: true))
+        for row in 0..<rows.count {
+            lines.append(line(headers.indices.map { columns[$0][row] }, header: false))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Pads decimal texts so their points line up: integer parts right-aligned, fractions left-aligned.
+    public static func alignDecimals(_ cells: [String]) -> [String] {
+        let split = cells.map { cell -> (String, String) in
+            guard let point = cell.firstIndex(of: ".") else { return (cell, "") }
+            return (String(cell[..<point]), String(cell[point...]))
+        }
+        let integerWidth = split.map(\.0.count).max() ?? 0
+        let fractionWidth = split.map(\.1.count).max() ?? 0
+        return split.map { integer, fraction in
+            String(repeating: " ", count: integerWidth - integer.count) + integer + fraction
+                + String(repeating: " ", count: fractionWidth - fraction.count)
+        }
+    }
+
+    private func trimTrailing(_ text: String) -> String {
+        var text = Substring(text)
+        while text.last == " " { text = text.dropLast() }
+        return String(text)
+    }
+}

@@ -1,0 +1,129 @@
+import CoinWatchCommandLine
+import CoinWatchRPC
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a command can fail with, reduced to what the user needs: a kind that picks the exit
+/// status and a one-line message. The runner prints it; no failure ever reaches the user as a trace.
+public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure, which decides the exit status.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case rpc, unreachable, usage
+            case signal(Int32)
+        }
+
+        private let value: Value
+
+        private init(_ value: Value) {
+            self.value = value
+        }
+
+        /// The server answered a call with an error.
+        public static let rpc = Code(.rpc)
+        /// The server could not be reached.
+        public static let unreachable = Code(.unreachable)
+        /// The command line was wrong; the message is followed by the command's usage.
+        public static let usage = Code(.usage)
+        /// The user pressed Ctrl-C.
+        public static let interrupted = Code(.signal(SIGINT))
+
+        /// Stopped by a signal (SIGINT, SIGTERM, SIGHUP): exits with 128 + the signal, as shells report it.
+        public static func signal(_ number: Int32) -> Code { Code(.signal(number)) }
+
+        public var exitStatus: Int32 {
+            switch value {
+            case .rpc: ExitStatus.rpcError
+            case .unreachable: ExitStatus.unreachable
+            case .usage: ExitStatus.usage
+            case .signal(let number): 128 + number
+            }
+        }
+
+        /// The signal that stopped the command, if one did.
+        public var signal: Int32? {
+            if case .signal(let number) = value { return number }
+            return nil
+        }
+
+        public var description: String {
+            switch value {
+            case .rpc: "rpc"
+            case .unreachable: "unreachable"
+            case .usage: "usage"
+            case .signal(let number): "signal \(number)"
+            }
+        }
+    }
+
+    public let code: Code
+    /// One line for a person, without the `error: ` prefix.
+    public let message: String
+    /// For usage errors: the usage of the command that was mistyped, printed after the message.
+    public let usage: String?
+
+    public init(code: Code, message: String, usage: String? = nil) {
+        self.code = code
+        self.message = message
+        self.usage = usage
+    }
+
+    public var description: String { message }
+
+    /// A usage error with the usage of the command it concerns.
+    public static func usage(_ message: String, _ usage: String) -> CLIError {
+        CLIError(code: .usage, message: message, usage: usage)
+    }
+
+    public static let interrupted = CLIError(code: .interrupted, message: "interrupted")
+
+    /// Stopped by `signal`; Ctrl-C (SIGINT) reads as "interrupted".
+    public static func stopped(by signal: Int32) -> CLIError {
+        signal == SIGINT ? .interrupted : CLIError(code: .signal(signal), message: "stopped by signal \(signal)")
+    }
+
+    /// An error a call failed with: `NOT_FOUND: no settings for device 'x'`.
+    public init(_ error: RPCError) {
+        self.init(code: .rpc, message: "\(error.code): \(error.message)")
+    }
+
+    /// Failing to connect, as one line naming the address and what to check.
+    ///
+    /// The client's UNAVAILABLE message reads `cannot connect to ADDR: connect failed: Connection refused
+    /// (errno 111) [ADDR]`; the reason is lifted out of it so the line stays short, falling back to the
+    /// whole message for shapes it does not recognise (a failed handshake, say).
+    public static func unreachable(address: String, _ error: RPCError) -> CLIError {
+        CLIError(
+            code: .unreachable,
+            message: "cannot reach coinwatchd at \(address): \(connectFailureReason(error.message))"
+                + " — is it running? (--server / COINWATCH_SERVER)")
+    }
+
+    /// `Connection refused` out of the client's connect error, lower-cased like the rest of the line.
+    static func connectFailureReason(_ message: String) -> String {
+        var reason = Substring(message)
+        if reason.hasPrefix("cannot connect to "), let range = reason.firstRange(of: ": ") {
+            reason = reason[range.upperBound...]
+        }
+        if let failed = reason.firstRange(of: "failed: ") {
+            reason = reason[failed.upperBound...]
+        }
+        if let errno = reason.firstRange(of: " (errno ") {
+            reason = reason[..<errno.lowerBound]
+        }
+        guard let first = reason.first else { return message }
+        // "Connection refused" → "connection refused", but keep acronyms such as "DNS" intact.
+        let second = reason.dropFirst().first
+        if first.isUppercase, second.map({ $0.isLowercase }) ?? true {
+            return first.lowercased() + reason.dropFirst()
+        }
+        return String(reason)
+    }
+}
+
+extension UsageError {
+    /// This usage error with the usage of the command it concerns.
+    func cliError(usage: String) -> CLIError { .usage(message, usage) }
+}

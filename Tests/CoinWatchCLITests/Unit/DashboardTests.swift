@@ -1,0 +1,150 @@
+@testable import CoinWatchCLI
+import CoinWatchModel
+import CoinWatchProto
+import Testing
+
+@Suite("Dashboard pieces")
+struct DashboardTests {
+    func price(_ text: String) -> ExactDecimal { ExactDecimal(text)! }
+
+    @Test("percent change is exact and rounded half away from zero", arguments: [
+        ("100", "101", "+1.00%", "+1"),
+        ("100", "99.995", "-0.01%", "-0.005"),
+        ("3", "4", "+33.33%", "+1"),
+        ("3", "5", "+66.67%", "+2"),
+        ("64250.5", "64250.5", "0.00%", "0"),
+        ("0.00000001", "0.00000002", "+100.00%", "+0.00000001"),
+        ("200", "199.99", "-0.01%", "-0.01"),
+        ("200", "199.989", "-0.01%", "-0.011"),
+    ])
+    func percent(first: String, last: String, percent: String, difference: String) {
+        let change = PriceChange(from: price(first), to: price(last))
+        #expect(change.percentText == percent)
+        #expect(change.differenceText == difference)
+    }
+
+    @Test("change from zero has no percentage")
+    func fromZero() {
+        let change = PriceChange(from: .zero, to: price("1"))
+        #expect(change.percentText == "—")
+        #expect(change.direction == .up)
+        #expect(change.arrow == "▲")
+        #expect(PriceChange(from: price("2"), to: price("1")).arrow == "▼")
+    }
+
+    @Test("sparkline spans ▁ to █ between the window's extremes")
+    func sparkline() {
+        let prices = ["1", "2", "3", "4", "5", "6", "7", "8"].map(price)
+        #expect(Sparkline.render(prices, width: 8) == "▁▂▃▄▅▆▇█")
+        #expect(Sparkline.render(prices, width: 3) == "▁▅█")
+        #expect(Sparkline.render(["5", "5.0", "5.00"].map(price), width: 10) == "▄▄▄")
+        #expect(Sparkline.render([], width: 10) == "")
+        // Differences in the 8th decimal still show when they are the extremes.
+        #expect(Sparkline.render(["1.00000001", "1.00000002"].map(price), width: 2) == "▁█")
+    }
+
+    @Test("rate meter averages over a sliding window and forgets old seconds")
+    func rate() {
+        var meter = RateMeter()
+        for second in 0..<10 {
+            for _ in 0..<5 { meter.record(second: second) }
+        }
+        #expect(meter.perSecond(elapsed: .seconds(10)) == 4.5)
+        #expect(meter.perSecond(elapsed: .seconds(30)) == 0)
+        var early = RateMeter()
+        early.record(second: 0)
+        early.record(second: 0)
+        #expect(early.perSecond(elapsed: .milliseconds(500)) == 2)
+    }
+
+    func update(_ symbol: String, _ text: String, _ sequence: UInt64) -> V1.PriceUpdate {
+        V1.PriceUpdate(symbol: symbol, price: V1.Decimal(price(text)), sourceTimeMs: 1, sequence: sequence)
+    }
+
+    @Test("the model counts sequence gaps per stream and keeps the first price across reconnections")
+    func model() {
+        let start = ContinuousClock.now
+        var model = DashboardModel(server: "h:1", started: start)
+        model.streamOpened()
+        model.apply(update("BTC", "100", 1), at: start)
+        model.apply(update("BTC", "101", 2), at: start)
+        model.apply(update("ETH", "10", 5), at: start)
+        #expect(model.gaps == 2)
+        model.streamOpened()
+        model.apply(update("BTC", "99", 1), at: start)
+        #expect(model.gaps == 2)
+        #expect(model.streams == 2)
+        let btc = model.rows["BTC"]!
+        #expect(btc.first == price("100"))
+        #expect(btc.last == price("99"))
+        #expect(btc.history == ["100", "101", "99"].map(price))
+        #expect(model.orderedRows.map(\.symbol) == ["BTC", "ETH"])
+    }
+
+    func sampleModel(_ start: ContinuousClock.Instant) -> DashboardModel {
+        var model = DashboardModel(server: "127.0.0.1:7878", started: start)
+        model.streamOpened()
+        model.apply(update("BTC", "64000", 1), at: start)
+        model.apply(update("ETH", "3000.5", 2), at: start)
+        model.apply(update("BTC", "64250.5", 3), at: start + .seconds(1))
+        model.apply(update("ETH", "2990", 4), at: start + .seconds(1))
+        model.connection = .connected
+        return model
+    }
+
+    @Test("a frame fills the screen exactly, one column short of the width")
+    func frame() {
+        let start = ContinuousClock.now
+        let lines = DashboardView.render(sampleModel(start), now: start + .seconds(2), rows: 10, columns: 90, color: false)
+        #expect(lines.count == 10)
+        #expect(lines.allSatisfy { $0.count <= 89 })
+        #expect(lines[0] == "coinwatch watch — 127.0.0.1:7878 — 2 symbols")
+        #expect(lines[1].hasPrefix("SYMBOL    PRICE  CHANGE"))
+        #expect(lines[1].hasSuffix("TREND"))
+        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5 +0.39%"))
+        #expect(lines[2].hasSuffix("▁█"))
+        #expect(lines[3].hasPrefix("ETH      2990    ▼ -10.5 -0.35%"))
+        #expect(lines[3].contains("1.0s"))
+        #expect(lines[9] == "● connected to 127.0.0.1:7878 · gaps 0 · q quit")
+    }
+
+    @Test("narrow windows drop the sparkline, short ones say how many rows are hidden")
+    func smallWindows() {
+        let start = ContinuousClock.now
+        let model = sampleModel(start)
+        let narrow = DashboardView.render(model, now: start + .seconds(2), rows: 10, columns: 50, color: false)
+        #expect(!narrow[1].contains("TREND"))
+        #expect(narrow.allSatisfy { $0.count <= 49 })
+        let short = DashboardView.render(model, now: start + .seconds(2), rows: 4, columns: 90, color: false)
+        #expect(short.count == 4)
+        #expect(short[2] == "… 2 more (enlarge the window)")
+        #expect(DashboardView.render(model, now: start, rows: 1, columns: 90, color: false).count == 1)
+    }
+
+    @Test("the status line shows reconnection countdowns and errors")
+    func status() {
+        let start = ContinuousClock.now
+        var model = sampleModel(start)
+        model.connection = .waiting(retryAt: start + .milliseconds(1500), attempt: 2, reason: "connection refused")
+        #expect(DashboardView.statusLine(model, now: start).plain
+            == "○ reconnecting in 2s… (attempt 2: connection refused) · gaps 0 · q quit")
+        model.connection = .ended(CLIError(code: .rpc, message: "INVALID_ARGUMENT: bad symbol"))
+        #expect(DashboardView.statusLine(model, now: start).plain.hasPrefix("✕ error: INVALID_ARGUMENT: bad symbol"))
+    }
+
+    @Test("colour is on by default and off with NO_COLOR or a dumb terminal")
+    func color() {
+        #expect(Screen.colorEnabled(environment: ["TERM": "xterm"]))
+        #expect(!Screen.colorEnabled(environment: ["NO_COLOR": "1"]))
+        #expect(!Screen.colorEnabled(environment: ["TERM": "dumb"]))
+        let start = ContinuousClock.now
+        let colored = DashboardView.render(sampleModel(start), now: start, rows: 6, columns: 90, color: true)
+        #expect(colored[2].contains(ANSI.green))
+        #expect(colored[3].contains(ANSI.red))
+    }
+
+    @Test("a frame is drawn in place without scrolling")
+    func screenFrame() {
+        #expect(Screen.frame(["a", "b"]) == "\u{1B}[Ha\u{1B}[K\r\nb\u{1B}[K\u{1B}[J")
+    }
+}

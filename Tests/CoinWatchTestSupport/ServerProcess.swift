@@ -1,0 +1,213 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the package's built executables are, for tests that run them as users do.
+///
+/// Tests run inside the test bundle, which SwiftPM puts next to the executables in
+/// `<scratch>/<triple>/<configuration>/`; the bundle's own path is therefore the reliable anchor, with
+/// `COINWATCH_TEST_BIN_DIR` to point elsewhere (say, at installed binaries) and the package's
+/// `.build/` as a last resort.
+public enum BuiltProducts {
+    /// The built executable `name`: the first candidate directory that has it.
+    public static func url(of name: String) -> URL? {
+        for directory in candidateDirectories {
+            let url = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    static var candidateDirectories: [URL] {
+        var directories = [URL]()
+        if let override = ProcessInfo.processInfo.environment["COINWATCH_TEST_BIN_DIR"], !override.isEmpty {
+            directories.append(URL(fileURLWithPath: override, isDirectory: true))
+        }
+        // The test runner itself: `<…>/debug/CoinWatchPackageTests.xctest` (a file on Linux, a bundle elsewhere).
+        let runners: [String?] = [CommandLine.arguments.first, Bundle.main.executablePath, Bundle.main.bundlePath]
+        for path in runners.compactMap({ $0 }) {
+            var url = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+            if let bundle = url.pathComponents.firstIndex(where: { $0.hasSuffix(".xctest") }) {
+                // The directory that holds the bundle.
+                let parent = "/" + url.pathComponents[1..<bundle].joined(separator: "/")
+                url = URL(fileURLWithPath: parent, isDirectory: true)
+            } else {
+                url.deleteLastPathComponent()
+            }
+            directories.append(url)
+        }
+        // The package's own build directory: this file is Tests/CoinWatchTestSupport/ServerProcess.swift.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            directories.append(root.appendingPathComponent(".build/\(configuration)"))
+        }
+        return directories
+    }
+}
+
+/// Why a server process could not be started.
+public struct ServerProcessError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+
+    public var description: String { message }
+}
+
+/// A real `coinwatchd` run for a test: on a free port (or a given one), with its own data directory,
+/// stopped with SIGTERM when the test is done with it.
+///
+/// The port is learnt from the server's startup log line (`listening on 127.0.0.1:PORT`), which it
+/// writes to a log file next to the data directory, so no pipe can fill up and stall the server. It is
+/// spawned the way a service manager starts a daemon: no signal blocked or ignored (a test runner may
+/// block nearly all of them, and children inherit that), so SIGTERM exercises its graceful shutdown.
+public final class ServerProcess: Sendable {
+    /// How long a start may take before the test fails instead of hanging.
+    public static let startTimeout: Duration = .seconds(30)
+    /// How long a stop waits for a graceful exit before SIGKILL.
+    public static let stopTimeout: Duration = .seconds(10)
+
+    public let port: Int
+    public let dataDirectory: TemporaryDirectory
+    /// The server's log (stdout and stderr), for failure messages.
+    public let logPath: String
+    /// The child's pid until it has been reaped.
+    private let pid: Mutex<pid_t?>
+
+    public var address: String { "127.0.0.1:\(port)" }
+
+    /// Whether a `coinwatchd` binary was built.
+    public static var isAvailable: Bool { BuiltProducts.url(of: "coinwatchd") != nil }
+
+    /// Starts `coinwatchd --listen 127.0.0.1:PORT --data <temp> --feed none` plus `arguments`.
+    ///
+    /// - Parameters:
+    ///   - port: 0 for a free port; a fixed one to restart a server where clients expect it.
+    ///   - dataDirectory: reuse a data directory (a restart); a new one when nil.
+    public static func start(
+        port: Int = 0, dataDirectory: TemporaryDirectory? = nil, arguments: [String] = []
+    ) async throws -> ServerProcess {
+        guard let binary = BuiltProducts.url(of: "coinwatchd") else {
+            throw ServerProcessError(
+                message: "coinwatchd is not built (looked in \(BuiltProducts.candidateDirectories.map(\.path)))")
+        }
+        let data = try dataDirectory ?? TemporaryDirectory(prefix: "coinwatchd-test")
+        let logPath = data.path + "-\(UUID().uuidString).log"
+        let pid = try spawn(
+            binary.path,
+            ["--listen", "127.0.0.1:\(port)", "--data", data.path + "/db", "--feed", "none"] + arguments,
+            log: logPath)
+        let deadline = ContinuousClock.now + startTimeout
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let found = listeningPort(in: text) {
+                return ServerProcess(port: found, dataDirectory: data, logPath: logPath, pid: pid)
+            }
+            var status: Int32 = 0
+            // waitpid(WNOHANG): 0 while the child runs, its pid once it has exited (and is now reaped).
+            if waitpid(pid, &status, WNOHANG) == pid {
+                throw ServerProcessError(message: "coinwatchd exited before listening:\n\(text)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Not listening in time: take it down (reaped by stop) and say what it logged.
+        let failed = ServerProcess(port: port, dataDirectory: data, logPath: logPath, pid: pid)
+        failed.stop()
+        throw ServerProcessError(message: "coinwatchd did not report listening within \(startTimeout):\n\(failed.log)")
+    }
+
+    private init(port: Int, dataDirectory: TemporaryDirectory, logPath: String, pid: pid_t) {
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.logPath = logPath
+        self.pid = Mutex(pid)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    /// Starts `path` with stdin from /dev/null, stdout and stderr appended to `log`, and every signal at
+    /// its default disposition and unblocked.
+    static func spawn(_ path: String, _ arguments: [String], log: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // posix_spawn(3): argv and envp are NULL-terminated arrays it only reads; the copies made here are
+        // freed right after. `environ` is the C library's, passed through as is.
+        var argv = ([path] + arguments).map { strdup($0) }
+        argv.append(nil)
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw ServerProcessError(message: "cannot start \(path): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+
+    /// The port in a `listening on HOST:PORT` log line.
+    static func listeningPort(in log: String) -> Int? {
+        guard let range = log.range(of: "listening on ") else { return nil }
+        let rest = log[range.upperBound...].prefix { !$0.isWhitespace }
+        guard let colon = rest.lastIndex(of: ":") else { return nil }
+        return Int(rest[rest.index(after: colon)...])
+    }
+
+    /// Whether the process is still running (reaping it if it has exited).
+    var isRunning: Bool {
+        pid.withLock { pid in
+            guard let current = pid else { return false }
+            var status: Int32 = 0
+            // waitpid(WNOHANG): 0 while the child runs, its pid once it has exited (and is now reaped).
+            if waitpid(current, &status, WNOHANG) == current {
+                pid = nil
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Stops the server with SIGTERM (SIGKILL if it has not exited within `stopTimeout`) and reaps it.
+    public func stop() {
+        guard let current = pid.withLock({ $0 }) else { return }
+        kill(current, SIGTERM)
+        let deadline = ContinuousClock.now + Self.stopTimeout
+        while isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        if isRunning {
+            kill(current, SIGKILL)
+            pid.withLock { pid in
+                var status: Int32 = 0
+                waitpid(current, &status, 0)
+                pid = nil
+            }
+        }
+    }
+
+    /// Stops this server and starts a new one on the same port with the same data.
+    public func restart() async throws -> ServerProcess {
+        stop()
+        return try await Self.start(port: port, dataDirectory: dataDirectory)
+    }
+
+    /// The server's log so far.
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
