@@ -132,7 +132,9 @@ func connectStarted(host: String = "127.0.0.1", port: Int, on loop: EventLoop,
                     options: ConnectionOptions = ConnectionOptions(),
                     delegate: @escaping @Sendable () -> any ConnectionDelegate) async throws -> Connection
 {
-    let connection = try await Connection.connect(host: host, port: port, on: loop)
+    // A generous connect timeout: with the whole suite running in parallel on two
+    // cores, an accept loop can be starved long enough for SYN retransmits.
+    let connection = try await Connection.connect(host: host, port: port, on: loop, timeout: .seconds(60))
     await onLoop(loop) { connection.start(delegate: delegate(), options: options) }
     return connection
 }
