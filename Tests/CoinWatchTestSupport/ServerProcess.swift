@@ -202,6 +202,42 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    /// Kills the server with SIGKILL, as a crash or an OOM killer would, and reaps it:
+    /// nothing of the graceful shutdown runs.
+    public func crash() {
+        pid.withLock { pid in
+            guard let current = pid else { return }
+            kill(current, SIGKILL)
+            var status: Int32 = 0
+            waitpid(current, &status, 0)
+            pid = nil
+        }
+    }
+
+    /// Runs `coinwatchd` with `arguments` to completion (e.g. `repair`) and returns
+    /// its exit status and output.
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, output: String) {
+        guard let binary = BuiltProducts.url(of: "coinwatchd") else {
+            throw ServerProcessError(message: "coinwatchd is not built")
+        }
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("coinwatchd-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: logPath) }
+        let child = try spawn(binary.path, arguments, log: logPath)
+        let deadline = ContinuousClock.now + timeout
+        var status: Int32 = 0
+        while waitpid(child, &status, WNOHANG) != child {
+            guard ContinuousClock.now < deadline else {
+                kill(child, SIGKILL)
+                waitpid(child, &status, 0)
+                throw ServerProcessError(message: "coinwatchd \(arguments) did not finish within \(timeout)")
+            }
+            usleep(10_000)
+        }
+        let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        // WEXITSTATUS, spelled out: the macro does not import.
+        return ((status >> 8) & 0xFF, output)
+    }
+
     /// Stops this server and starts a new one on the same port with the same data.
     public func restart() async throws -> ServerProcess {
         stop()
