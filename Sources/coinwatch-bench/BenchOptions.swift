@@ -6,7 +6,8 @@ struct BenchOptions {
         OptionSpec("server", .value(placeholder: "HOST:PORT"), default: "127.0.0.1:7878", help: "Server to load."),
         OptionSpec("connections", .value(placeholder: "C"),
                    help: "Connections: unary mode (default 50); stream mode spreads subscribers over at most C (default 1000)."),
-        OptionSpec("in-flight", .value(placeholder: "K"), default: "1", help: "Calls kept outstanding per connection."),
+        OptionSpec("in-flight", .value(placeholder: "K"),
+                   help: "Calls kept outstanding per connection (unary, default 1); PublishPrices batches outstanding (stream, default 4)."),
         OptionSpec("duration", .value(placeholder: "SECONDS"), default: "10", help: "Measured run time."),
         OptionSpec("warmup", .value(placeholder: "SECONDS"), default: "1", help: "Unmeasured run time before it."),
         OptionSpec("method", .value(placeholder: "get|save"), default: "get",
@@ -50,6 +51,7 @@ struct BenchOptions {
     var connections: Int
     var connectionsGiven: Int?
     var inFlight: Int
+    var publishInFlight: Int
     var duration: Double
     var warmup: Double
     var method: String
@@ -84,7 +86,9 @@ struct BenchOptions {
         }
         connectionsGiven = parsed["connections"] == nil ? nil : try positive("connections")
         connections = connectionsGiven ?? 50
-        inFlight = try positive("in-flight")
+        let givenInFlight = parsed["in-flight"] == nil ? nil : try positive("in-flight")
+        inFlight = givenInFlight ?? 1
+        publishInFlight = givenInFlight ?? 4
         duration = try seconds("duration")
         warmup = try seconds("warmup")
         method = parsed["method"]!

@@ -33,7 +33,8 @@ struct StreamBenchmark {
         let request = V1.StreamPricesRequest(symbols: symbols).serializedBytes()
         for subscriber in subscribers { subscriber.start(request: request) }
         // Wait until every subscriber has its stream (the first message is the empty snapshot or a tick).
-        let publisher = TickPublisher(connection: publisherConnection, symbols: symbols, rate: options.rate, phase: phase)
+        let publisher = TickPublisher(
+            connection: publisherConnection, symbols: symbols, rate: options.rate, inFlight: options.publishInFlight, phase: phase)
         publisherConnection.eventLoop.execute { publisher.start() }
         sleepSeconds(max(options.warmup, 1))
         phase.set(.measuring)
@@ -112,21 +113,23 @@ struct StreamBenchmark {
     }
 }
 
-/// Publishes ticks whose price carries the send time: closed loop (4 batches in
-/// flight) when `rate` is 0, else paced by a timer on the publisher's loop.
+/// Publishes ticks whose price carries the send time: closed loop (`inFlight`
+/// batches outstanding) when `rate` is 0, else paced by a timer on the publisher's loop.
 final class TickPublisher: @unchecked Sendable {
     // @unchecked Sendable: all state is touched only on `connection.eventLoop`.
     let connection: RPCClientConnection
     let symbols: [String]
     let rate: Double
+    let inFlight: Int
     let phase: Phase
     private var next = 0
     private(set) var publishedWhileMeasuring = 0
 
-    init(connection: RPCClientConnection, symbols: [String], rate: Double, phase: Phase) {
+    init(connection: RPCClientConnection, symbols: [String], rate: Double, inFlight: Int, phase: Phase) {
         self.connection = connection
         self.symbols = symbols
         self.rate = rate
+        self.inFlight = inFlight
         self.phase = phase
     }
 
@@ -134,7 +137,7 @@ final class TickPublisher: @unchecked Sendable {
         if rate > 0 {
             schedule()
         } else {
-            for _ in 0..<4 { publishBatch(size: symbols.count) }
+            for _ in 0..<inFlight { publishBatch(size: symbols.count) }
         }
     }
 

@@ -39,6 +39,11 @@ final class AlertWorker: @unchecked Sendable {
     private let subscriberIDs = Atomic<UInt64>(1)
     private var subscribers: [DeviceID: [UInt64: AlertSubscriber]] = [:]
     private var result = EvaluationResult()
+    /// Alert-thread state: last prices and clock not yet written (see `commit`).
+    private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
+    private var unsavedClock = false
+    private var lastPriceSave: UInt64 = 0
+    private var stopping = false
     private var thread: Thread?
 
     init(database: Database, engine: AlertEngine, configuration: AlertService.Configuration, logger: Logger) {
@@ -129,6 +134,7 @@ final class AlertWorker: @unchecked Sendable {
                 sweepExpired(&round)
                 lastSweep = .now()
             }
+            self.stopping = stopping
             commit(&round)
             if stopping && inbox.withLock({ $0.jobs.isEmpty }) { break }
         }
@@ -287,11 +293,24 @@ final class AlertWorker: @unchecked Sendable {
                 round.batch.delete(key)
             }
         }
-        for (symbol, price) in round.lastPrices {
-            round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
-        }
-        if round.clockChanged {
-            round.batch.put(AlertStorage.clockKey, Array("\(engine.clock)".utf8))
+        // Last prices and the clock ride along with any state change, so persisted arm
+        // states always agree with the persisted last price. A round that changed no
+        // state leaves them pending for up to a second: after a crash the engine then
+        // resumes from a slightly older price with the same states, which fires
+        // exactly what the lost ticks would have fired, and nothing twice.
+        for (symbol, price) in round.lastPrices { unsavedLastPrices[symbol] = price }
+        unsavedClock = unsavedClock || round.clockChanged
+        let now = DispatchTime.now().uptimeNanoseconds
+        if !round.batch.isEmpty || now &- lastPriceSave >= 1_000_000_000 || stopping {
+            for (symbol, price) in unsavedLastPrices {
+                round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
+            }
+            if unsavedClock {
+                round.batch.put(AlertStorage.clockKey, Array("\(engine.clock)".utf8))
+            }
+            unsavedLastPrices = [:]
+            unsavedClock = false
+            lastPriceSave = now
         }
         if !round.batch.isEmpty {
             do {
