@@ -108,9 +108,13 @@ struct UnaryBenchmark {
             if options.method == "get" {
                 return V1.GetSettingsRequest(deviceID: "bench-\(index)").serializedBytes()
             }
+            // Rules on BTC and ETH around realistic prices, different per device.
             var request = V1.SaveSettingsRequest(deviceID: "bench-\(index)")
+            request.setRules["BTC"] = V1.AlertRule(
+                below: V1.Decimal(mantissa: Int64(5_500_000 + index % 500_000), scale: 2),
+                above: V1.Decimal(mantissa: Int64(7_000_000 + index % 500_000), scale: 2))
             request.setRules["ETH"] = V1.AlertRule(
-                below: V1.Decimal(mantissa: Int64(1000 + index % 1000), scale: 0), above: V1.Decimal(mantissa: 9_000, scale: 0))
+                below: V1.Decimal(mantissa: Int64(2_500 + index % 500), scale: 0), above: V1.Decimal(mantissa: 4_000, scale: 0))
             return request.serializedBytes()
         }
     }
