@@ -85,7 +85,7 @@ struct RPCServerBadInputTests {
 
     @Test("half a frame then silence: the handshake timeout closes the connection")
     func halfFrame() async throws {
-        let running = try RunningServer { $0.handshakeTimeout = .milliseconds(300) }
+        let running = try RunningServer { $0.handshakeTimeout = .seconds(1) }
         let group = try EventLoopGroup(threads: 1)
         let client = try await running.connect(group: group)
         let frames = try Self.exchange(running.port, Array(RawFrames.hello.prefix(5)))

@@ -7,16 +7,17 @@ import Testing
 struct RPCServerLifecycleTests {
     @Test("graceful shutdown: GoAway, streams end UNAVAILABLE, in-flight unary calls finish, new calls are refused")
     func gracefulShutdown() async throws {
-        let running = try RunningServer { $0.shutdownGracePeriod = .seconds(5) }
+        let running = try RunningServer { $0.shutdownGracePeriod = .seconds(20) }
         let group = try EventLoopGroup(threads: 1)
         let client = try await running.connect(group: group)
 
-        // A unary call in flight (answered from another thread after ~300 ms).
+        // A unary call in flight, ended by its own deadline (3 s, long enough to be seen
+        // live even on a busy machine, and well inside the grace period).
         let inFlight = Task { () -> Result<[UInt8], RPCError> in
             await withCheckedContinuation { continuation in
                 client.startUnary(method: "coinwatch.v1.CoinWatch/GetSettings",
                                   payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes(),
-                                  timeout: .milliseconds(400)) { continuation.resume(returning: $0) }
+                                  timeout: .seconds(3)) { continuation.resume(returning: $0) }
             }
         }
         var stream = client.serverStream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest()).makeAsyncIterator()
