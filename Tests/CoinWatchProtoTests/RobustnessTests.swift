@@ -3,14 +3,16 @@ import Testing
 
 /// Random and mutated inputs into every decoder: each decodes (and then re-encodes to the same value) or throws
 /// a WireDecodingError naming the type; nothing crashes. Seeded, so a failure reproduces.
-@Suite("Decoder robustness")
+/// Serialized, and yielding as they go: these are long CPU-bound loops, and run in parallel they
+/// would hold every thread of the task pool the rest of the suite shares.
+@Suite("Decoder robustness", .serialized)
 struct RobustnessTests {
     /// Inputs per message type: 32 types × 4,000 = 128,000 mutated inputs, each fed to the decoder of the
     /// type it was derived from and to one other decoder, so every decoder sees about 8,000.
     static let inputsPerType = 4_000
 
     @Test("mutated encodings never crash a decoder", arguments: MessageType.all)
-    func mutatedInputs(_ messageType: MessageType) throws {
+    func mutatedInputs(_ messageType: MessageType) async throws {
         var g = RandomValues(seed: messageType.seed ^ 0xF022)
         var seeds = messageType.type.filledSamples(using: &g).map { $0.serializedBytes() }
         for i in 0..<16 {
@@ -22,6 +24,7 @@ struct RobustnessTests {
         var mutator = Mutator(seed: messageType.seed, seeds: seeds)
         var tally = Tally()
         for i in 0..<Self.inputsPerType {
+            if i % 500 == 0 { await Task.yield() }
             let input = mutator.next()
             tally.add(decode(messageType.type, input))
             let other = allMessageTypes[(i &* 7 &+ Int(messageType.seed % 31)) % allMessageTypes.count]
@@ -36,7 +39,7 @@ struct RobustnessTests {
     static let inputsPerDecoder = 100_000
 
     @Test("100,000 mutated inputs into every decoder: each decodes or throws, none crashes", arguments: MessageType.all)
-    func hundredThousandInputs(_ messageType: MessageType) throws {
+    func hundredThousandInputs(_ messageType: MessageType) async throws {
         var g = RandomValues(seed: messageType.seed ^ 0x1_0000)
         var seeds: [[UInt8]] = []
         for other in allMessageTypes {
@@ -44,7 +47,8 @@ struct RobustnessTests {
         }
         var mutator = Mutator(seed: messageType.seed ^ 0x100, seeds: seeds)
         var decoded = 0
-        for _ in 0..<Self.inputsPerDecoder {
+        for round in 0..<Self.inputsPerDecoder {
+            if round % 1000 == 0 { await Task.yield() }
             do {
                 _ = try messageType.type.init(serializedBytes: mutator.next())
                 decoded += 1

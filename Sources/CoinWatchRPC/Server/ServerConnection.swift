@@ -371,7 +371,27 @@ final class ServerConnection: ConnectionDelegate {
         }
     }
 
+    /// Payloads up to this size are copied into the loop's output arena rather than
+    /// queued by reference: for a price update (tens of bytes) a copy is cheaper than
+    /// a reference, and a stream's consecutive messages then leave as one contiguous
+    /// buffer instead of four iovecs each.
+    static let copyPayloadLimit = 512
+
     func sendMessage(callID: UInt64, shared payload: SharedBytes, suffix: UnsafeRawBufferPointer) {
+        if payload.count <= Self.copyPayloadLimit {
+            let count = payload.count + suffix.count
+            let size = FrameEnvelope.messageFrameSize(callID: callID, payloadCount: count)
+            connection.enqueueFrame(bodyLength: size) { buffer in
+                let envelope = FrameEnvelope.writeMessageEnvelope(into: buffer, callID: callID, payloadCount: count)
+                payload.withUnsafeBytes { bytes in
+                    if !bytes.isEmpty { (buffer.baseAddress! + envelope).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                }
+                if !suffix.isEmpty {
+                    (buffer.baseAddress! + envelope + payload.count).copyMemory(from: suffix.baseAddress!, byteCount: suffix.count)
+                }
+            }
+            return
+        }
         withUnsafeTemporaryAllocation(byteCount: FrameEnvelope.maxMessageEnvelopeSize, alignment: 1) { scratch in
             let count = FrameEnvelope.writeMessageEnvelope(
                 into: scratch, callID: callID, payloadCount: payload.count + suffix.count)
