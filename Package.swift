@@ -179,3 +179,25 @@ let package = Package(
         ),
     ]
 )
+
+// MARK: Fuzz targets
+//
+// libFuzzer supplies `main` for these, so they link only with `--sanitize=fuzzer`. They are declared only
+// when COINWATCH_FUZZ is set, which `scripts/fuzz` does in its own scratch path: the normal build and test
+// commands never see them.
+if Context.environment["COINWATCH_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(
+            name: "FuzzConnection",
+            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            path: "Fuzz/FuzzConnection",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzMessages",
+            dependencies: ["CoinWatchProto"],
+            path: "Fuzz/FuzzMessages",
+            swiftSettings: swiftSettings
+        ),
+    ]
+}
