@@ -10,8 +10,10 @@ extension Database {
     ///
     /// - Parameter sync: when `true`, returns only after the write reached stable storage, so it survives a machine
     ///   crash; otherwise it survives a process crash but may be lost with the machine.
+    /// - Throws: what LevelDB reports. A failed write stops writes until the next one has reopened the database
+    ///   (see `writesStopped`); that reopen's failure is thrown too.
     public func put(_ key: [UInt8], _ value: [UInt8], sync: Bool = false) throws(StoreError) {
-        try withHandles { handles throws(StoreError) in
+        try writing { handles throws(StoreError) in
             try LevelDB.put(handles, key: key, value: value, sync: sync, path: path)
         }
     }
@@ -20,7 +22,7 @@ extension Database {
     ///
     /// - Parameter sync: as for `put(_:_:sync:)`.
     public func delete(_ key: [UInt8], sync: Bool = false) throws(StoreError) {
-        try withHandles { handles throws(StoreError) in
+        try writing { handles throws(StoreError) in
             try LevelDB.delete(handles, key: key, sync: sync, path: path)
         }
     }
@@ -30,7 +32,7 @@ extension Database {
     ///
     /// - Parameter sync: as for `put(_:_:sync:)`.
     public func write(_ batch: WriteBatch, sync: Bool = false) throws(StoreError) {
-        try withHandles { handles throws(StoreError) in
+        try writing { handles throws(StoreError) in
             try LevelDB.write(handles, batch: batch, sync: sync, path: path)
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An open LevelDB database: a sorted map from byte-string keys to byte-string values, stored in one directory.
 ///
 /// One `Database` may be shared by any number of threads and tasks; LevelDB serialises writes internally and
@@ -7,18 +9,25 @@
 /// Call `close()` when done: it releases the directory lock at a predictable moment. Closing while other calls are
 /// running is safe; it waits for them, and calls that start afterwards throw `.closed`.
 ///
-/// `@unchecked Sendable`: the only stored state besides immutable values is `handles`, C objects that LevelDB
-/// documents as safe for concurrent use, and `gate`. Every use of `handles` happens between `gate.enter()` returning
-/// `true` and the matching `gate.leave()`, and `handles` are freed only once `gate` says no such use remains and
-/// none can start, so no thread can touch them after they are freed.
+/// A failed write stops all writes until the database has been reopened, which the next write does by itself (see
+/// `writesStopped`): LevelDB may have left part of the failed record in its log, and records appended after it could
+/// be lost at the next open.
+///
+/// `@unchecked Sendable`: the only stored state besides immutable values is `slot`, holding C objects that LevelDB
+/// documents as safe for concurrent use, `gate`, and the `Mutex` `writeFailure`. Every use of the handles happens
+/// between `gate.enter()` admitting the caller and the matching `gate.leave()`; they are replaced only by a reopen,
+/// which holds the gate alone (every other user gone, new ones turned away), and freed only once `gate` says no use
+/// remains and none can start, so no thread can touch them while or after they are freed.
 public final class Database: @unchecked Sendable {
     /// The directory holding the database, as given to `init`.
     public let path: String
     /// The options the database was opened with.
     public let options: Options
 
-    let handles: LevelDB.Handles
-    private let gate = UseGate()
+    let slot: HandleSlot
+    let gate = UseGate()
+    /// The write failure that stopped writes until the database is reopened; `nil` while writes may go ahead.
+    let writeFailure = Mutex<StoreError?>(nil)
 
     /// Opens the database in the directory `path`, creating it if `options.createIfMissing` allows.
     ///
@@ -26,7 +35,7 @@ public final class Database: @unchecked Sendable {
     ///   database and `createIfMissing` is `false`, `.corruption` if its metadata is damaged (see `repair(path:)`),
     ///   `.invalidArgument` for a bad path or option, `.ioError` for file-system failures.
     public init(path: String, options: Options = Options()) throws(StoreError) {
-        self.handles = try LevelDB.open(path: path, options: options)
+        self.slot = HandleSlot(try LevelDB.open(path: path, options: options))
         self.path = path
         self.options = options
     }
@@ -64,35 +73,42 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Guarded access to the handles
 
-    /// Runs `body` with the handles, which stay valid until it returns; throws `.closed` once closing has begun.
+    /// Runs `body` with the handles, which stay valid until it returns; throws `.closed` once closing has begun, and
+    /// `.ioError` while the database is being (or could not be) reopened after a failed write.
     func withHandles<R>(_ body: (LevelDB.Handles) throws(StoreError) -> R) throws(StoreError) -> R {
-        guard enter() else {
-            throw .closed(path)
+        if let refusal = enter() {
+            throw unavailable(refusal)
         }
         defer { leave() }
+        guard let handles = slot.handles else {
+            throw unavailable(.admitted)
+        }
         return try body(handles)
     }
 
     /// Like `withHandles`, for operations that run caller-supplied code while holding the handles, so that a
     /// `close()` from that code does not wait for itself.
     func withHandlesRunningBody<R>(_ body: (LevelDB.Handles) throws -> R) throws -> R {
-        guard enter() else {
-            throw StoreError.closed(path)
+        if let refusal = enter() {
+            throw unavailable(refusal)
+        }
+        defer { leave() }
+        guard let handles = slot.handles else {
+            throw unavailable(.admitted)
         }
         gate.enterBody()
-        defer {
-            gate.leaveBody()
-            leave()
-        }
+        defer { gate.leaveBody() }
         return try body(handles)
     }
 
-    private func enter() -> Bool {
-        if gate.enter() {
-            return true
+    /// Registers with the gate; returns why the caller was turned away (already unregistered), nil when admitted.
+    private func enter() -> UseGate.Entry? {
+        let entry = gate.enter()
+        if entry == .admitted {
+            return nil
         }
         leave()
-        return false
+        return entry
     }
 
     private func leave() {
@@ -101,8 +117,9 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    private func closeHandles() {
-        if gate.claimFinalClose() {
+    func closeHandles() {
+        if gate.claimFinalClose(), let handles = slot.handles {
+            slot.handles = nil
             LevelDB.close(handles)
         }
     }

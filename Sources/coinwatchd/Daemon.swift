@@ -26,6 +26,12 @@ struct Daemon {
         let service: CoinWatchService
         do {
             service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+        } catch let error as StoreError {
+            // LevelDB opens a store without reading its table files; damage there shows up while loading.
+            database.close()
+            logger.error("cannot load the store", ["data": options.dataDirectory, "reason": error.message])
+            CommandRunner.printError("coinwatchd: \(Self.explainLoad(error, dataDirectory: options.dataDirectory))")
+            return 1
         } catch {
             database.close()
             CommandRunner.printError("coinwatchd: \(error)")
@@ -96,6 +102,16 @@ struct Daemon {
         default:
             return "cannot open the store in \(dataDirectory): \(error.message)"
         }
+    }
+
+    /// The explanation for a store that opened but could not be read: a table file that does not parse is reported
+    /// as corruption, one too short to read as an I/O error ("Invalid argument"), so both point at the repair.
+    static func explainLoad(_ error: StoreError, dataDirectory: String) -> String {
+        guard error.code == .corruption || error.code == .ioError else {
+            return "cannot load the store in \(dataDirectory): \(error.message)"
+        }
+        return "cannot read the store in \(dataDirectory) (\(error.message)); if its files are damaged, run "
+            + "'coinwatchd repair --data \(dataDirectory)' to recover what LevelDB can"
     }
 
     /// `coinwatchd repair`: recovers a damaged store in place.
