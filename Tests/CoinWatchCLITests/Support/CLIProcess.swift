@@ -16,6 +16,8 @@ struct CLIResult: Sendable {
 
 /// Runs the built `coinwatch` as a user's shell or script would: no terminal, its own environment.
 final class CLIProcess: Sendable {
+    static let spawnLock = Mutex<Void>(())
+
     static let defaultTimeout: Duration = .seconds(30)
 
     private let process: Mutex<Process>
@@ -58,7 +60,9 @@ final class CLIProcess: Sendable {
             if data.isEmpty { handle.readabilityHandler = nil }
             self?.stderrBytes.withLock { $0 += data }
         }
-        try process.run()
+        // Foundation's Process.run crashed (a bad memcpy inside it) when several tests
+        // started processes at once; starting them one at a time avoids it.
+        try CLIProcess.spawnLock.withLock { _ in try process.run() }
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try? stdin.fileHandleForWriting.close()
     }
