@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchProtoTests",
-            dependencies: ["CoinWatchProto", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
