@@ -150,12 +150,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchAlertEngineTests",
-            dependencies: ["CoinWatchAlertEngine", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchAlertEngine", "CoinWatchModel", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
