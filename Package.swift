@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CoinWatchClient", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]
