@@ -9,7 +9,7 @@ import CoinWatchProto
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMessagesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
-    let types = fuzzedMessageTypes
+    let types = V1.messageTypes
     let type = types[Int(data[0]) % types.count]
     check(type, UnsafeRawBufferPointer(start: data + 1, count: size - 1))
     return 0

@@ -19,6 +19,8 @@ struct RoundTripTests {
         #expect(declared.count == 32)
         #expect(Set(allMessageTypes.map { $0.protoName }) == Set(declared))
         #expect(allMessageTypes.count == declared.count)
+        // The library's public list (what the message fuzzer indexes) is the same, in the same order.
+        #expect(V1.messageTypes.map { $0.protoName } == allMessageTypes.map { $0.protoName })
     }
 
     @Test("filled instances, one per oneof case, round-trip", arguments: MessageType.all)

@@ -264,7 +264,16 @@ def emit_namespace_file(schema):
     w()
     w(f"/// The types of protobuf package `{schema.package}`, named as in the schema:")
     w(f"/// `{schema.package}.Frame` is `{schema.namespace}.Frame`.")
-    w(f"public enum {schema.namespace} {{}}")
+    w(f"public enum {schema.namespace} {{")
+    w.indent()
+    w("/// Every message type of the package, in schema order, so that code handling any message (a fuzzer,")
+    w("/// an inspector) indexes the schema itself instead of a hand-written list that could drift from it.")
+    w("public static let messageTypes: [any WireMessage.Type] = [")
+    for m in schema.messages:
+        w(f"    {m.swift_name}.self,")
+    w("]")
+    w.dedent()
+    w("}")
     return w.text()
 
 

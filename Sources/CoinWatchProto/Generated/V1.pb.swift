@@ -4,4 +4,41 @@
 
 /// The types of protobuf package `coinwatch.v1`, named as in the schema:
 /// `coinwatch.v1.Frame` is `V1.Frame`.
-public enum V1 {}
+public enum V1 {
+    /// Every message type of the package, in schema order, so that code handling any message (a fuzzer,
+    /// an inspector) indexes the schema itself instead of a hand-written list that could drift from it.
+    public static let messageTypes: [any WireMessage.Type] = [
+        V1.Decimal.self,
+        V1.AlertRule.self,
+        V1.Settings.self,
+        V1.GetSettingsRequest.self,
+        V1.GetSettingsResponse.self,
+        V1.SaveSettingsRequest.self,
+        V1.SaveSettingsResponse.self,
+        V1.DeleteSettingsRequest.self,
+        V1.DeleteSettingsResponse.self,
+        V1.Tick.self,
+        V1.StreamPricesRequest.self,
+        V1.PriceUpdate.self,
+        V1.GetPricesRequest.self,
+        V1.GetPricesResponse.self,
+        V1.PublishPricesRequest.self,
+        V1.PublishPricesResponse.self,
+        V1.StreamAlertsRequest.self,
+        V1.Alert.self,
+        V1.HealthCheckRequest.self,
+        V1.HealthCheckResponse.self,
+        V1.Frame.self,
+        V1.Status.self,
+        V1.Hello.self,
+        V1.Welcome.self,
+        V1.Call.self,
+        V1.Message.self,
+        V1.End.self,
+        V1.Cancel.self,
+        V1.Ping.self,
+        V1.Pong.self,
+        V1.GoAway.self,
+        V1.ConnectionError.self,
+    ]
+}
