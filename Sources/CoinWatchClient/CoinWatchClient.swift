@@ -17,7 +17,8 @@ import Synchronization
 /// ```
 public final class CoinWatchClient: Sendable {
     public let configuration: Configuration
-    private let group: EventLoopGroup
+    /// The client's event loop, started by the first connection attempt (see `eventLoop()`).
+    private let group = Mutex<EventLoopGroup?>(nil)
     private let current = Mutex<RPCClientConnection?>(nil)
     /// Serialises connection attempts so concurrent first calls share one connection.
     private let connecting = ConnectGate()
@@ -25,13 +26,27 @@ public final class CoinWatchClient: Sendable {
     /// Creates a client; nothing connects until the first call (or `connect()`).
     public init(configuration: Configuration) {
         self.configuration = configuration
-        // One loop is plenty for a client: its work per call is an encode and a write.
-        group = try! EventLoopGroup(threads: 1, namePrefix: "cw-client")
     }
 
     deinit {
         current.withLock { $0?.close() }
-        group.syncShutdownGracefully()
+        group.withLock { $0 }?.syncShutdownGracefully()
+    }
+
+    /// The loop connections run on, started on first use so that failing to start it (the process is out of file
+    /// descriptors, say) fails that call with UNAVAILABLE instead of trapping in `init`. One loop is plenty for a
+    /// client: its work per call is an encode and a write.
+    private func eventLoop() throws(RPCError) -> EventLoop {
+        try group.withLock { group throws(RPCError) -> EventLoop in
+            if let group { return group.next() }
+            do {
+                let started = try EventLoopGroup(threads: 1, namePrefix: "cw-client")
+                group = started
+                return started.next()
+            } catch {
+                throw RPCError(code: .unavailable, message: "cannot start the client's event loop: \(error)")
+            }
+        }
     }
 
     /// The connection, connecting (or reconnecting) first when there is no usable one.
@@ -55,7 +70,7 @@ public final class CoinWatchClient: Sendable {
             options.keepaliveInterval = self.configuration.keepaliveInterval
             options.keepaliveTimeout = self.configuration.keepaliveTimeout
             let connection = try await RPCClientConnection.connect(
-                host: self.configuration.host, port: self.configuration.port, on: self.group.next(), options: options)
+                host: self.configuration.host, port: self.configuration.port, on: try self.eventLoop(), options: options)
             let previous = self.current.withLock { current in
                 defer { current = connection }
                 return current

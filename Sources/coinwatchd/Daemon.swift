@@ -32,6 +32,11 @@ struct Daemon {
             logger.error("cannot load the store", ["data": options.dataDirectory, "reason": error.message])
             CommandRunner.printError("coinwatchd: \(Self.explainLoad(error, dataDirectory: options.dataDirectory))")
             return 1
+        } catch let error as FeedError {
+            database.close()
+            logger.error("cannot start the feed", ["feed": options.feed, "reason": error.message])
+            CommandRunner.printError("coinwatchd: cannot start the feed: \(error.message)")
+            return 1
         } catch {
             database.close()
             CommandRunner.printError("coinwatchd: \(error)")

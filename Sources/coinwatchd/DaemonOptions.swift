@@ -1,6 +1,7 @@
 import CoinWatchCommandLine
 import CoinWatchLogging
 import CoinWatchRPC
+import CoinWatchService
 
 /// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
 struct DaemonOptions {
@@ -77,6 +78,13 @@ struct DaemonOptions {
         rpc.port = port
         dataDirectory = parsed["data"]!
         feed = parsed["feed"]!
+        do {
+            // Checked here so a mistyped feed is a usage error (exit 64) before the store is opened;
+            // whether a replay file can be read is known only when the feed is made.
+            _ = try FeedSpec(parsing: feed)
+        } catch {
+            throw UsageError("--feed: \(error.message)")
+        }
         func number(_ name: String, minimum: Int = 1) throws(UsageError) -> Int? {
             guard let value = try parsed.value(name, as: "a whole number ≥ \(minimum)", { Int($0) }) else { return nil }
             guard value >= minimum else { throw UsageError("--\(name): must be at least \(minimum)") }

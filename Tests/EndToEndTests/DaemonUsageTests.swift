@@ -1,0 +1,64 @@
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+/// coinwatchd's own bad inputs, as an operator meets them: each bad flag is a usage error (exit 64) whose first
+/// line names the flag and what was wrong, before anything is opened; a bad request to a running server is an
+/// RPC status.
+@Suite("coinwatchd usage errors", .serialized)
+struct DaemonUsageTests {
+    @Test("a bad flag exits 64 with a message naming it", arguments: [
+        (["--listen", "nope"], "error: --listen: 'nope' is not HOST:PORT"),
+        (["--listen", "127.0.0.1:70000"], "error: --listen: '127.0.0.1:70000' is not HOST:PORT"),
+        (["--log-level", "loud"], "error: --log-level: 'loud' is not one of trace, debug, info, notice, warning, error"),
+        (["--log-format", "xml"], "error: --log-format: 'xml' is not text or json"),
+        (["--high-watermark", "10"], "error: --high-watermark: must be at least 1024"),
+        (["--high-watermark", "4096", "--low-watermark", "8192"],
+         "error: --low-watermark must not exceed --high-watermark"),
+        (["--max-connections", "0"], "error: --max-connections: must be at least 1"),
+        (["--idle-timeout", "soon"], "error: --idle-timeout: 'soon' is not a duration such as 500ms, 10s or 5m"),
+        (["--feed", "bogus"], "error: --feed: feed 'bogus': unknown feed; expected none | sim[:SEED][@TICKS_PER_SECOND]"),
+        (["--feed", "sim@0"], "error: --feed: feed 'sim@0': the rate after '@' must be ticks per second per symbol"),
+        (["--bogus"], "error: unknown option '--bogus'"),
+        (["serve"], "error: unknown command 'serve'"),
+    ])
+    func badFlag(_ arguments: [String], _ message: String) throws {
+        let data = try TemporaryDirectory()
+        let result = try ServerProcess.run(arguments + ["--data", data.path + "/store"])
+        #expect(result.status == 64, "output: \(result.output)")
+        let firstLine = result.output.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(firstLine.hasPrefix(message), "output: \(result.output)")
+        #expect(result.output.contains("USAGE: coinwatchd"))
+        // A usage error stops before the store: nothing was created.
+        #expect(!FileManager.default.fileExists(atPath: data.path + "/store"))
+    }
+
+    @Test("a replay file that cannot be read stops the start with the path and the reason")
+    func unreadableReplayFile() throws {
+        let data = try TemporaryDirectory()
+        let missing = data.path + "/no-such-file.csv"
+        let result = try ServerProcess.run(["--feed", "replay:\(missing)", "--data", data.path + "/store"])
+        #expect(result.status == 1, "output: \(result.output)")
+        #expect(result.output.contains("coinwatchd: cannot start the feed: replay file \(missing):"),
+                "output: \(result.output)")
+    }
+
+    @Test("Health/Check of a service the server does not have is NOT_FOUND naming it; the whole server is SERVING")
+    func healthOfUnknownService() async throws {
+        let server = try await ServerProcess.start(arguments: ["--feed", "none"])
+        defer { server.stop() }
+        let group = try EventLoopGroup(threads: 1, namePrefix: "usage-test")
+        defer { group.syncShutdownGracefully() }
+        let connection = try await RPCClientConnection.connect(host: "127.0.0.1", port: server.port, on: group.next())
+        defer { connection.close() }
+        let error = await #expect(throws: RPCError.self) {
+            try await connection.unary(V1.Health.check, V1.HealthCheckRequest(service: "coinwatch.v1.Nope"))
+        }
+        #expect(error?.code == .notFound)
+        #expect(error?.message == "unknown service 'coinwatch.v1.Nope'")
+        let whole = try await connection.unary(V1.Health.check, V1.HealthCheckRequest())
+        #expect(whole.status == .serving)
+    }
+}
