@@ -621,11 +621,9 @@ def emit_random_file(schema):
     w()
     w("import CoinWatchProto")
     w()
-    w("/// Every message type of the schema, in schema order.")
-    w("let allMessageTypes: [any RandomMessage.Type] = [")
-    for m in schema.messages:
-        w(f"    {m.swift_name}.self,")
-    w("]")
+    w("/// Every message type of the schema, in schema order: the library's list, each type with the conformance")
+    w("/// this file gives it.")
+    w(f"let allMessageTypes: [any RandomMessage.Type] = {schema.namespace}.messageTypes.map {{ $0 as! any RandomMessage.Type }}")
     for m in schema.messages:
         w()
         w(f"extension {m.swift_name}: RandomMessage {{")

@@ -5,41 +5,9 @@
 
 import CoinWatchProto
 
-/// Every message type of the schema, in schema order.
-let allMessageTypes: [any RandomMessage.Type] = [
-    V1.Decimal.self,
-    V1.AlertRule.self,
-    V1.Settings.self,
-    V1.GetSettingsRequest.self,
-    V1.GetSettingsResponse.self,
-    V1.SaveSettingsRequest.self,
-    V1.SaveSettingsResponse.self,
-    V1.DeleteSettingsRequest.self,
-    V1.DeleteSettingsResponse.self,
-    V1.Tick.self,
-    V1.StreamPricesRequest.self,
-    V1.PriceUpdate.self,
-    V1.GetPricesRequest.self,
-    V1.GetPricesResponse.self,
-    V1.PublishPricesRequest.self,
-    V1.PublishPricesResponse.self,
-    V1.StreamAlertsRequest.self,
-    V1.Alert.self,
-    V1.HealthCheckRequest.self,
-    V1.HealthCheckResponse.self,
-    V1.Frame.self,
-    V1.Status.self,
-    V1.Hello.self,
-    V1.Welcome.self,
-    V1.Call.self,
-    V1.Message.self,
-    V1.End.self,
-    V1.Cancel.self,
-    V1.Ping.self,
-    V1.Pong.self,
-    V1.GoAway.self,
-    V1.ConnectionError.self,
-]
+/// Every message type of the schema, in schema order: the library's list, each type with the conformance
+/// this file gives it.
+let allMessageTypes: [any RandomMessage.Type] = V1.messageTypes.map { $0 as! any RandomMessage.Type }
 
 extension V1.Decimal: RandomMessage {
     static let oneofCaseCount = 0
