@@ -71,23 +71,10 @@ struct DatabaseLockTests {
     func secondOpenAcrossProcesses() throws {
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("db").path
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            holder.arguments = ["-c", Self.holderScript, path]
-            let input = Pipe()
-            let output = Pipe()
-            holder.standardInput = input
-            holder.standardOutput = output
-            try holder.run()
-            var released = false
-            defer {
-                if !released {
-                    try? input.fileHandleForWriting.close()
-                    holder.waitUntilExit()
-                }
-            }
+            let holder = try ChildProcess("/usr/bin/python3", ["-c", Self.holderScript, path])
+            defer { holder.closeInput() }
 
-            let announcement = firstLine(from: output.fileHandleForReading)
+            let announcement = firstLine(of: holder)
             try #require(announcement == "ready", "holder process said \(announcement.debugDescription)")
 
             let error = #expect(throws: StoreError.self) { try Database(path: path) }
@@ -97,10 +84,8 @@ struct DatabaseLockTests {
             let repairError = #expect(throws: StoreError.self) { try Database.repair(path: path) }
             #expect(repairError?.code == .alreadyInUse)
 
-            try input.fileHandleForWriting.close()
-            holder.waitUntilExit()
-            released = true
-            #expect(holder.terminationStatus == 0)
+            holder.closeInput()
+            #expect(holder.wait(timeout: .seconds(30)) == 0, "holder: \(holder.stderr)")
 
             // Once the other process is gone the directory opens normally.
             let database = try Database(path: path)
@@ -108,17 +93,12 @@ struct DatabaseLockTests {
         }
     }
 
-    /// Reads up to the first newline or end of file, at most 4 KiB.
-    private func firstLine(from handle: FileHandle) -> String {
-        var data = Data()
-        while data.count < 4096, !data.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                break
-            }
-            data.append(chunk)
+    /// The first line the holder prints, waiting (bounded) until it has printed one.
+    private func firstLine(of holder: ChildProcess) -> String {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !holder.stdout.contains("\n") && holder.exitStatus == nil && ContinuousClock.now < deadline {
+            usleep(5_000)
         }
-        let text = String(decoding: data, as: UTF8.self)
-        return String(text.prefix { $0 != "\n" })
+        return String(holder.stdout.prefix { $0 != "\n" })
     }
 }

@@ -135,38 +135,17 @@ public final class ServerProcess: Sendable {
         try? FileManager.default.removeItem(atPath: logPath)
     }
 
-    /// Starts `path` with stdin from /dev/null, stdout and stderr appended to `log`, and every signal at
-    /// its default disposition and unblocked.
+    /// Starts `path` with stdin from /dev/null, stdout and stderr appended to `log`.
     static func spawn(_ path: String, _ arguments: [String], log: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
+        do {
+            return try ChildProcess.spawn(path, arguments, environment: nil) { actions in
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+                posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            }
+        } catch {
+            throw ServerProcessError(message: error.message)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        // posix_spawn(3): argv and envp are NULL-terminated arrays it only reads; the copies made here are
-        // freed right after. `environ` is the C library's, passed through as is.
-        var argv = ([path] + arguments).map { strdup($0) }
-        argv.append(nil)
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard result == 0 else {
-            throw ServerProcessError(message: "cannot start \(path): \(String(cString: strerror(result)))")
-        }
-        return pid
     }
 
     /// The port in a `listening on HOST:PORT` log line.

@@ -1,6 +1,5 @@
 import CoinWatchTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -16,13 +15,9 @@ struct CLIResult: Sendable {
 
 /// Runs the built `coinwatch` as a user's shell or script would: no terminal, its own environment.
 final class CLIProcess: Sendable {
-    static let spawnLock = Mutex<Void>(())
-
     static let defaultTimeout: Duration = .seconds(30)
 
-    private let process: Mutex<Process>
-    private let stdoutBytes = Mutex<[UInt8]>([])
-    private let stderrBytes = Mutex<[UInt8]>([])
+    private let child: ChildProcess
 
     static func binary() throws -> URL {
         try #require(BuiltProducts.url(of: "coinwatch"), "coinwatch is not built")
@@ -39,41 +34,18 @@ final class CLIProcess: Sendable {
     /// Starts `coinwatch arguments`; stdin is empty (or `input`).
     init(_ arguments: [String], server: String?, environment extra: [String: String] = [:], input: String? = nil) throws {
         let home = FileManager.default.temporaryDirectory.path
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = arguments
-        process.environment = Self.environment(server: server, home: home, extra: extra)
-        let out = Pipe()
-        let err = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin
-        self.process = Mutex(process)
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.stdoutBytes.withLock { $0 += data }
-        }
-        err.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            self?.stderrBytes.withLock { $0 += data }
-        }
-        // Foundation's Process.run crashed (a bad memcpy inside it) when several tests
-        // started processes at once; starting them one at a time avoids it.
-        try CLIProcess.spawnLock.withLock { _ in try process.run() }
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try? stdin.fileHandleForWriting.close()
+        child = try ChildProcess(
+            try Self.binary().path, arguments, environment: Self.environment(server: server, home: home, extra: extra))
+        if let input { child.write(Array(input.utf8)) }
+        child.closeInput()
     }
 
-    var stdout: String { String(decoding: stdoutBytes.withLock { $0 }, as: UTF8.self) }
-    var stderr: String { String(decoding: stderrBytes.withLock { $0 }, as: UTF8.self) }
+    var stdout: String { child.stdout }
+    var stderr: String { child.stderr }
 
     /// Sends a signal to the process.
     func signal(_ number: Int32) {
-        let pid = process.withLock { $0.processIdentifier }
-        kill(pid, number)
+        child.signal(number)
     }
 
     /// Waits (bounded) until `condition` holds for stdout.
@@ -94,20 +66,16 @@ final class CLIProcess: Sendable {
     /// Waits (bounded; killed after `timeout`) for the exit and returns everything it printed.
     func finish(timeout: Duration = CLIProcess.defaultTimeout) async throws -> CLIResult {
         let deadline = ContinuousClock.now + timeout
-        while process.withLock({ $0.isRunning }) {
+        while child.exitStatus == nil {
             if ContinuousClock.now >= deadline {
-                signal(SIGKILL)
+                child.signal(SIGKILL)
                 Issue.record("coinwatch did not exit within \(timeout); stdout:\n\(stdout)\nstderr:\n\(stderr)")
                 break
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        let status = process.withLock { process -> Int32 in
-            process.waitUntilExit()
-            return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        }
-        // Let the pipe handlers take the last bytes.
-        try await Task.sleep(for: .milliseconds(30))
+        // Reaps a killed child and waits for the last bytes of its output.
+        let status = try #require(child.wait(timeout: .seconds(10)), "coinwatch did not exit after SIGKILL")
         return CLIResult(status: status, stdout: stdout, stderr: stderr)
     }
 

@@ -54,42 +54,21 @@ final class PseudoTerminal {
         var initial = termios()
         _ = tcgetattr(slave, &initial)
 
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
-        }
-        // In the child, after setsid(): opening the tty (without O_NOCTTY) makes it the controlling
-        // terminal; then it becomes stdin, stdout and stderr.
-        posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
-        posix_spawn_file_actions_adddup2(&actions, 0, 1)
-        posix_spawn_file_actions_adddup2(&actions, 0, 2)
-        // Signals the test runner ignores or blocks must not be ignored or blocked in the program.
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(
-            &attributes, Int16(Self.spawnSetSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-
-        let argv = [executable.path] + arguments
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-        var pid: pid_t = 0
-        let result = withCStrings(argv) { argv in
-            withCStrings(envp) { envp in
-                // posix_spawn(3): argv/envp are NULL-terminated arrays the callee only reads.
-                posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(
+                executable.path, arguments, environment: environment, flags: Self.spawnSetSID
+            ) { actions in
+                // In the child, after setsid(): opening the tty (without O_NOCTTY) makes it the controlling
+                // terminal; then it becomes stdin, stdout and stderr.
+                posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
+                posix_spawn_file_actions_adddup2(&actions, 0, 1)
+                posix_spawn_file_actions_adddup2(&actions, 0, 2)
             }
-        }
-        guard result == 0 else {
+        } catch {
             close(master)
             close(slave)
-            throw PseudoTerminalError(message: "posix_spawn \(executable.path) failed: \(String(cString: strerror(result)))")
+            throw PseudoTerminalError(message: error.message)
         }
         self.master = master
         self.slave = slave
@@ -208,15 +187,6 @@ final class PseudoTerminal {
 
     /// The output as text, escape sequences included.
     var outputText: String { String(decoding: output, as: UTF8.self) }
-}
-
-/// Calls `body` with a NULL-terminated C array of `strings`, valid only during the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    // strdup(3): copies we own and free below.
-    var pointers = strings.map { strdup($0) }
-    pointers.append(nil)
-    defer { pointers.forEach { free($0) } }
-    return body(pointers)
 }
 
 /// Compares the parts of two termios that a program changes when it goes raw.

@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import Foundation
 
 /// Runs the reference protobuf compiler (`protoc --encode/--decode`) against the repository's schema.
@@ -40,31 +41,17 @@ enum Protoc {
 
     private static func run(_ arguments: [String], input: Data) throws -> [UInt8] {
         let protoc = try executable()
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("coinwatch-protoc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let inputURL = directory.appendingPathComponent("in")
-        let outputURL = directory.appendingPathComponent("out")
-        let errorURL = directory.appendingPathComponent("err")
-        try input.write(to: inputURL)
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = protoc
-        process.arguments = arguments + ["--proto_path=\(repositoryRoot.appendingPathComponent("proto").path)"]
-            + protoFiles
-        process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
-        process.waitUntilExit()
-        let output = try Data(contentsOf: outputURL)
-        guard process.terminationStatus == 0 else {
-            let error = String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
-            throw Failure(description: "protoc \(arguments.joined(separator: " ")) failed: \(error)")
+        let child = try ChildProcess(
+            protoc.path,
+            arguments + ["--proto_path=\(repositoryRoot.appendingPathComponent("proto").path)"] + protoFiles)
+        child.write([UInt8](input))
+        child.closeInput()
+        guard let status = child.wait(timeout: .seconds(60)) else {
+            throw Failure(description: "protoc \(arguments.joined(separator: " ")) did not finish within 60 s")
         }
-        return [UInt8](output)
+        guard status == 0 else {
+            throw Failure(description: "protoc \(arguments.joined(separator: " ")) failed: \(child.stderr)")
+        }
+        return child.stdoutBytes
     }
 }
