@@ -39,6 +39,16 @@ public struct ServerStream: Sendable {
         call.sendMessage(shared: payload, suffix: suffix)
     }
 
+    /// Sends one message made of `payload` followed by a per-stream `suffix`, both copied into the
+    /// connection's output right behind the frame envelope.
+    ///
+    /// For small messages fanned out to many streams (a price update is tens of bytes): a copy into the
+    /// loop's output arena costs less than queueing a reference, needs no shared buffer per message, and
+    /// a stream's consecutive messages leave as one contiguous range of one `sendmsg`.
+    public func send(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
+        withMessageBatch { $0.send(payload: payload, suffix: suffix) }
+    }
+
     /// Runs `handler` once, the next time the connection drops to its low watermark.
     public func onWritable(_ handler: @escaping () -> Void) {
         call.addWritableHandler(handler)

@@ -31,6 +31,9 @@ final class AlertWorker: @unchecked Sendable {
         var jobs: [Job] = []
         var stopping = false
         var paused = false
+        /// `wake` was signalled for jobs the thread has not taken yet: later posts need not signal again (at a
+        /// few thousand publishes a second, one wake-up per publish would cost more than the evaluation).
+        var signalled = false
     }
 
     private let inbox = Mutex(Inbox())
@@ -80,12 +83,13 @@ final class AlertWorker: @unchecked Sendable {
     /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
     @discardableResult
     func post(_ job: Job) -> Bool {
-        let accepted = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopping else { return false }
+        let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.stopping else { return (false, false) }
             inbox.jobs.append(job)
-            return true
+            defer { inbox.signalled = true }
+            return (true, !inbox.signalled)
         }
-        if accepted { wake.signal() }
+        if signal { wake.signal() }
         return accepted
     }
 
@@ -125,7 +129,10 @@ final class AlertWorker: @unchecked Sendable {
             _ = wake.wait(timeout: .now() + 60)
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
                 guard !inbox.paused || inbox.stopping else { return ([], false) }
-                defer { inbox.jobs = [] }
+                defer {
+                    inbox.jobs = []
+                    inbox.signalled = false
+                }
                 return (inbox.jobs, inbox.stopping)
             }
             var round = Round()

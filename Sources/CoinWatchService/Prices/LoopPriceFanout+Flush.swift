@@ -15,10 +15,15 @@ extension LoopPriceFanout {
         spareFlushList.removeAll(keepingCapacity: spareFlushList.count <= 4096)
     }
 
-    /// Sends a stream's dirty slots unless its connection is full or its interval has not elapsed; in those cases
-    /// the slots stay dirty (latest value only) and a writable callback or an interval timer flushes them later.
+    /// Sends the ticks a drain queued for a stream, then its dirty slots, unless its connection is full or its
+    /// interval has not elapsed; in those cases the ticks become dirty slots (latest value only) and a writable
+    /// callback or an interval timer flushes them later.
     func flush(_ subscriber: PriceSubscriber) {
-        guard !subscriber.isRemoved, !subscriber.dirtySlots.isEmpty else { return }
+        guard !subscriber.isRemoved else { return }
+        if !subscriber.pending.isEmpty {
+            sendPending(subscriber)
+        }
+        guard !subscriber.dirtySlots.isEmpty else { return }
         let stream = subscriber.stream
         guard stream.isActive else {
             remove(subscriber)
@@ -54,23 +59,27 @@ extension LoopPriceFanout {
         var sent = 0
         var taken = 0
         withUnsafeTemporaryAllocation(byteCount: PriceUpdateEncoding.maxSuffixBytes, alignment: 1) { suffix in
-            while taken < dirty.count {
-                // Stop once the connection is full (checked every few sends: each check costs a weak load, and
-                // the overshoot is a few hundred bytes); the rest stay dirty and conflate.
-                if sent & checkMask == checkMask && !stream.isWritable { break }
-                let index = dirty[taken]
-                taken += 1
-                slots[index].isDirty = false
-                let entry = slots[index].symbol
-                guard let price = entry.price else { continue }
-                if onlyChanges {
-                    if slots[index].lastSent == price { continue }
-                    slots[index].lastSent = price
+            stream.withMessageBatch { batch in
+                while taken < dirty.count {
+                    // Stop once the connection is full (checked every few sends, the overshoot is a few hundred
+                    // bytes); the rest stay dirty and conflate.
+                    if sent & checkMask == checkMask && !batch.isWritable { break }
+                    let index = dirty[taken]
+                    taken += 1
+                    slots[index].isDirty = false
+                    let entry = slots[index].symbol
+                    guard let price = entry.price else { continue }
+                    if onlyChanges {
+                        if slots[index].lastSent == price { continue }
+                        slots[index].lastSent = price
+                    }
+                    sequence += 1
+                    let count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)
+                    entry.payload(price).withUnsafeBytes { payload in
+                        batch.send(payload: payload, suffix: UnsafeRawBufferPointer(rebasing: suffix[..<count]))
+                    }
+                    sent += 1
                 }
-                sequence += 1
-                let count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)
-                stream.send(shared: entry.payload(price), suffix: UnsafeRawBufferPointer(rebasing: suffix[..<count]))
-                sent += 1
             }
         }
         if taken == dirty.count {
@@ -88,6 +97,78 @@ extension LoopPriceFanout {
         if !subscriber.dirtySlots.isEmpty {
             park(subscriber)
         }
+    }
+
+    /// Sends the ticks of the current drain queued for a stream that keeps up, each with its own price, in order.
+    /// If the connection fills up on the way, the rest become dirty slots: the stream conflates from there on.
+    private func sendPending(_ subscriber: PriceSubscriber) {
+        let stream = subscriber.stream
+        guard stream.isActive else {
+            remove(subscriber)
+            return
+        }
+        // Local copies (moved out, not copied), as in `flush`; `send` never calls back into this subscriber.
+        var pending: [PriceSubscriber.PendingTick] = []
+        var slots: [PriceSubscriber.Slot] = []
+        var dirty: [Int] = []
+        swap(&pending, &subscriber.pending)
+        swap(&slots, &subscriber.slots)
+        swap(&dirty, &subscriber.dirtySlots)
+        var sequence = subscriber.sequence
+        var sent = 0
+        var taken = 0
+        if stream.isWritable {
+            stream.withMessageBatch { batch in
+                (taken, sent) = send(pending, slots: &slots, sequence: &sequence,
+                                     onlyChanges: subscriber.onlyChanges, to: batch)
+            }
+        }
+        // The connection filled up: what is left waits as dirty slots, sent at their latest value.
+        while taken < pending.count {
+            let slot = Int(pending[taken].slot)
+            taken += 1
+            if !slots[slot].isDirty {
+                slots[slot].isDirty = true
+                dirty.append(slot)
+            }
+        }
+        pending.removeAll(keepingCapacity: pending.capacity <= PriceSubscriber.retainedPendingCapacity)
+        swap(&pending, &subscriber.pending)
+        swap(&slots, &subscriber.slots)
+        swap(&dirty, &subscriber.dirtySlots)
+        subscriber.sequence = sequence
+        deliveredUpdates &+= sent
+    }
+
+    /// Writes `pending` from the drain's log until done or the connection is full; returns how many ticks it
+    /// took and how many of those it sent (`only_changes` skips some).
+    private func send(
+        _ pending: [PriceSubscriber.PendingTick], slots: inout [PriceSubscriber.Slot], sequence: inout UInt64,
+        onlyChanges: Bool, to batch: ServerStream.MessageBatch
+    ) -> (taken: Int, sent: Int) {
+        let checkMask = Self.writabilityCheckInterval - 1
+        var sent = 0
+        var taken = 0
+        withUnsafeTemporaryAllocation(byteCount: PriceUpdateEncoding.maxSuffixBytes, alignment: 1) { suffix in
+            log.entries.withUnsafeBufferPointer { entries in
+                while taken < pending.count {
+                    if sent & checkMask == checkMask && !batch.isWritable { break }
+                    let tick = pending[taken]
+                    taken += 1
+                    let entry = entries[Int(tick.entry)]
+                    if onlyChanges {
+                        let slot = Int(tick.slot)
+                        if slots[slot].lastSent == entry.price { continue }
+                        slots[slot].lastSent = entry.price
+                    }
+                    sequence += 1
+                    let count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)
+                    batch.send(payload: log.payload(entry), suffix: UnsafeRawBufferPointer(rebasing: suffix[..<count]))
+                    sent += 1
+                }
+            }
+        }
+        return (taken, sent)
     }
 
     /// The connection is above its high watermark: wait for it to drain, and end the stream if it does not

@@ -4,22 +4,28 @@ import Synchronization
 
 /// The streams of one event loop and the loop's copy of the latest prices.
 ///
-/// A publish reaches a loop through its mailbox (latest value per symbol) and at most one pending job, never one
-/// job per stream or per tick. The job updates the loop's latest value per symbol, marks the symbol's slot dirty in
-/// every stream that follows it, and flushes once; the flush encodes each changed `PriceUpdate` once and sends the
-/// shared bytes to every stream with only the frame envelope and the sequence-number suffix differing. Everything
-/// here runs on `loop`, except `post`, which publishers call under the mailbox lock.
+/// A publish reaches a loop through its mailbox (the ticks in publish order, bounded) and at most one pending job,
+/// never one job per stream or per tick. The job walks the ticks once: it updates the loop's latest value per
+/// symbol, encodes each tick once into the drain's log, and queues it for every stream that follows the symbol and
+/// keeps up, or marks the symbol's slot dirty in a stream that does not (conflation). Then it flushes each stream
+/// once: its ticks leave as consecutive frames in the loop's output arena, copied from the log with only the frame
+/// envelope and the sequence-number suffix differing, so one `sendmsg` per connection carries the whole drain.
+/// Everything here runs on `loop`, except `post`, which publishers call under the mailbox lock.
 final class LoopPriceFanout: @unchecked Sendable {
-    // @unchecked Sendable: `loop`, `slowSubscriberTimeout` and `hub` are set in init and never change (`hub` is
-    // a weak reference, itself thread-safe); `mailbox` is a Mutex; every other stored property is read and written
-    // only on `loop`'s thread: publishers touch only `mailbox` and reach the rest through `loop.execute`, and stream
-    // handlers run on the loop.
+    // @unchecked Sendable: `loop`, `slowSubscriberTimeout`, `mailboxLimit` and `hub` are set in init and never
+    // change (`hub` is a weak reference, itself thread-safe); `mailbox` is a Mutex; every other stored property
+    // (including the drain's `log`) is read and written only on `loop`'s thread: publishers touch only `mailbox`
+    // and reach the rest through `loop.execute`, and stream handlers run on the loop.
     let loop: EventLoop
     let slowSubscriberTimeout: Duration
+    /// Ticks the mailbox holds before it conflates (`Configuration.maxQueuedTicksPerLoop`).
+    let mailboxLimit: Int
     weak var hub: PriceHub?
     let mailbox = Mutex(FanoutMailbox())
     /// The mailbox's contents while the loop applies them (swapped, so neither side reallocates).
-    private var draining: [Symbol: LatestPrice] = [:]
+    private var draining: [MailboxTick] = []
+    /// The encoded ticks of the current drain.
+    var log = PriceDrainLog()
 
     /// The latest price per symbol as this loop has seen it, plus symbols streams asked for before any price.
     private(set) var table: [Symbol: LoopSymbol] = [:]
@@ -33,58 +39,82 @@ final class LoopPriceFanout: @unchecked Sendable {
     /// Messages sent by this loop's streams.
     var deliveredUpdates = 0
 
-    init(loop: EventLoop, hub: PriceHub, slowSubscriberTimeout: Duration) {
+    init(loop: EventLoop, hub: PriceHub, slowSubscriberTimeout: Duration, mailboxLimit: Int) {
         self.loop = loop
         self.hub = hub
         self.slowSubscriberTimeout = slowSubscriberTimeout
+        self.mailboxLimit = mailboxLimit
+    }
+
+    deinit {
+        log.deallocate()
     }
 
     // MARK: Publishing
 
-    /// Merges a publish into the mailbox and wakes the loop unless a drain is already pending. Any thread.
-    func post(_ ticks: [PriceTick], version: UInt64) {
+    /// Adds a publish to the mailbox and wakes the loop unless a drain is already pending. Any thread.
+    ///
+    /// - Parameter publishingLoop: the event loop this is called on, if any (and not `loop`): the wake-up is
+    ///   then a job on that loop, run after the events it is handling now, so that publishes read in one
+    ///   round reach this loop as one drain, for the cost of one wake-up.
+    func post(_ ticks: [PriceTick], version: UInt64, deferringWakeTo publishingLoop: EventLoop? = nil) {
+        let limit = mailboxLimit
         let wake = mailbox.withLock { box -> Bool in
-            for tick in ticks {
-                box.latest[tick.symbol] = LatestPrice(price: tick.price, timeMs: tick.timeMs, version: version)
-            }
+            box.append(ticks, version: version, limit: limit)
             if box.isScheduled { return false }
             box.isScheduled = true
             return true
         }
-        if wake {
-            loop.execute { [self] in drainMailbox() }
+        guard wake else { return }
+        // A publishing loop that is stopping refuses the job: wake this loop now instead.
+        if let publishingLoop, publishingLoop !== loop,
+           publishingLoop.execute({ [self] in loop.execute { [self] in drainMailbox() } }) {
+            return
         }
+        loop.execute { [self] in drainMailbox() }
     }
 
-    /// The loop's job: takes everything published since the last drain, marks the followers' slots dirty, and
-    /// flushes once. Batches that arrived meanwhile are already conflated to their latest values.
+    /// The loop's job: takes everything published since the last drain, queues each tick for the streams that
+    /// keep up and marks the slots of the others dirty, then flushes every stream it touched once.
     func drainMailbox() {
         mailbox.withLock { box in
             box.isScheduled = false
-            swap(&box.latest, &draining)
+            box.take(into: &draining)
         }
         guard !isClosed else {
             draining.removeAll(keepingCapacity: true)
             return
         }
-        for (symbol, latest) in draining {
-            let entry = table[symbol] ?? addSymbol(symbol)
+        for tick in draining {
+            let entry = table[tick.symbol] ?? addSymbol(tick.symbol)
             // A stream's snapshot may already have brought this loop a newer value (see `subscribe`).
-            if entry.price == nil || latest.version >= entry.version {
-                entry.update(price: latest.price, timeMs: latest.timeMs, version: latest.version)
+            if entry.price == nil || tick.version >= entry.version {
+                entry.update(price: tick.price, timeMs: tick.timeMs, version: tick.version)
             }
+            var logIndex: Int32 = -1
             for interest in entry.interest {
-                let subscriber = interest.subscriber
-                // The stream's snapshot already holds this value.
-                guard subscriber.startVersion < latest.version else { continue }
-                if subscriber.markDirty(interest.slot) {
-                    subscriber.isQueued = true
-                    flushList.append(subscriber)
+                interest.subscriberReference._withUnsafeGuaranteedRef { subscriber in
+                    // The stream's snapshot already holds this value.
+                    guard subscriber.startVersion < tick.version else { return }
+                    if subscriber.takesEveryTick {
+                        if logIndex < 0 {
+                            logIndex = Int32(log.append(symbol: tick.symbol, price: tick.price, timeMs: tick.timeMs))
+                        }
+                        subscriber.pending.append(.init(slot: Int32(interest.slot), entry: logIndex))
+                        if !subscriber.isQueued {
+                            subscriber.isQueued = true
+                            flushList.append(subscriber)
+                        }
+                    } else if subscriber.markDirty(interest.slot) {
+                        subscriber.isQueued = true
+                        flushList.append(subscriber)
+                    }
                 }
             }
         }
-        draining.removeAll(keepingCapacity: draining.count <= 4096)
+        draining.removeAll(keepingCapacity: draining.count <= mailboxLimit)
         flushQueued()
+        log.reset()
     }
 
     // MARK: Streams
@@ -154,6 +184,7 @@ final class LoopPriceFanout: @unchecked Sendable {
         }
         subscriber.slots = []
         subscriber.dirtySlots = []
+        subscriber.pending = []
         hub?.subscriberRemoved(from: self)
     }
 

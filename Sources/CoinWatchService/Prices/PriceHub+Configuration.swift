@@ -10,6 +10,10 @@ extension PriceHub {
         public var maxKnownSymbols = 4_096
         /// Most ticks one `PublishPrices` call may carry.
         public var maxTicksPerPublish = 10_000
+        /// Most ticks waiting for one event loop. Streams that keep up get every tick; a loop that falls further
+        /// behind than this conflates its backlog to the latest tick per symbol, which also bounds how stale its
+        /// streams can get (1,024 ticks are 50 ms at 20,000 ticks/s).
+        public var maxQueuedTicksPerLoop = 1_024
         /// A stream whose connection stays above its high watermark this long is ended RESOURCE_EXHAUSTED.
         /// While it waits it holds at most one pending price per symbol.
         public var slowSubscriberTimeout: Duration = .seconds(10)

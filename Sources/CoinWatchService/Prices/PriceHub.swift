@@ -7,10 +7,11 @@ import Synchronization
 /// The latest price of every symbol, fanned out to any number of `StreamPrices` calls.
 ///
 /// Feeds and `PublishPrices` call `publish` from any thread. The hub keeps the latest price per symbol, hands the
-/// batch to the alert hook, and merges it into the mailbox of each event loop that has streams, posting at most one
-/// job per loop; each loop's `LoopPriceFanout` conflates and encodes once for all its streams. Slow streams hold at
-/// most one pending price per symbol and are ended after `Configuration.slowSubscriberTimeout`. With a database,
-/// the last prices survive a restart.
+/// batch to the alert hook, and appends it to the mailbox of each event loop that has streams, posting at most one
+/// job per loop; each loop's `LoopPriceFanout` encodes each tick once for all its streams and sends every tick to
+/// the streams that keep up. A loop that falls behind by more than `Configuration.maxQueuedTicksPerLoop` ticks
+/// conflates its backlog to the latest price per symbol; slow streams hold at most one pending price per symbol and
+/// are ended after `Configuration.slowSubscriberTimeout`. With a database, the last prices survive a restart.
 ///
 /// ```swift
 /// let hub = try PriceHub(database: db, onTicks: { ticks in alerts.evaluate(ticks) })
@@ -101,9 +102,14 @@ public final class PriceHub: Sendable {
             }
             guard !applied.isEmpty else { return 0 }
             counters.publishedTicks.add(applied.count, ordering: .relaxed)
-            for fanout in targets {
-                fanout.post(applied, version: version)
+            // Publishing from an event loop (PublishPrices): that loop wakes the others at the end of its
+            // current round of events, so all the publishes it reads together reach them as one drain, and
+            // it fans out to its own streams only after waking them (they work in parallel).
+            let publishingLoop = targets.first { $0.loop.inEventLoop }
+            for fanout in targets where fanout !== publishingLoop {
+                fanout.post(applied, version: version, deferringWakeTo: publishingLoop?.loop)
             }
+            publishingLoop?.post(applied, version: version, deferringWakeTo: nil)
             onTicks?(applied)
             return applied.count
         }
@@ -164,7 +170,9 @@ public final class PriceHub: Sendable {
             if let existing = state.fanouts.firstIndex(where: { $0.loop === loop }) {
                 index = existing
             } else {
-                state.fanouts.append(LoopPriceFanout(loop: loop, hub: self, slowSubscriberTimeout: timeout))
+                state.fanouts.append(LoopPriceFanout(
+                    loop: loop, hub: self, slowSubscriberTimeout: timeout,
+                    mailboxLimit: configuration.maxQueuedTicksPerLoop))
                 state.subscriberCounts.append(0)
                 index = state.fanouts.count - 1
             }

@@ -3,10 +3,18 @@ import CoinWatchRPC
 
 /// One `StreamPrices` call as its loop's fan-out sees it. Loop-confined, like the fan-out that owns it.
 ///
-/// Holds no history: per symbol it follows, one slot with a dirty flag (the value to send is always the loop's
-/// latest for that symbol) and the last price sent (for `only_changes`). That is what bounds a slow
-/// subscriber's memory to one pending value per symbol.
+/// While it keeps up, it gets every tick: a drain queues the ticks it follows in `pending` (indices into the
+/// drain's log) and the flush at the end of the same drain sends them. Otherwise it holds no history: per symbol
+/// it follows, one slot with a dirty flag (the value to send is always the loop's latest for that symbol) and
+/// the last price sent (for `only_changes`). That is what bounds a slow subscriber's memory to one pending value
+/// per symbol.
 final class PriceSubscriber {
+    /// A tick queued for this stream during a drain: which slot, and the tick's entry in the drain's log.
+    struct PendingTick {
+        var slot: Int32
+        var entry: Int32
+    }
+
     struct Slot {
         let symbol: LoopSymbol
         /// Where this subscriber sits in `symbol.interest`, kept current for O(1) removal.
@@ -25,6 +33,8 @@ final class PriceSubscriber {
     var slots: [Slot] = []
     /// Indices into `slots` of the dirty ones, in the order they became dirty.
     var dirtySlots: [Int] = []
+    /// Ticks of the current drain waiting for its flush; empty outside a drain.
+    var pending: [PendingTick] = []
     /// The last sequence number sent; the next message carries `sequence + 1`.
     var sequence: UInt64 = 0
 
@@ -56,6 +66,14 @@ final class PriceSubscriber {
     /// the writable callback.
     var isScheduled: Bool { isQueued || intervalTimer != nil || isWaitingForWritable }
 
+    /// Whether the next tick goes out as it is (queued in `pending`) rather than conflated into a dirty slot: no
+    /// conflated values wait (they must go first, and they are newer), the connection was not full at the last
+    /// flush, and no `min_interval_ms` holds sends back.
+    var takesEveryTick: Bool { dirtySlots.isEmpty && intervalNanos == 0 && !isWaitingForWritable }
+
+    /// Pending capacity kept between drains; a burst beyond it is released after its flush.
+    static let retainedPendingCapacity = 128
+
     /// Marks a slot dirty; returns whether the subscriber needs queueing for a flush.
     @inline(__always)
     func markDirty(_ slot: Int) -> Bool {
@@ -71,8 +89,19 @@ final class PriceSubscriber {
 /// streams of the loop), and the streams following it.
 final class LoopSymbol {
     struct Interest {
-        let subscriber: PriceSubscriber
+        /// Unretained: the drain visits every interest of every tick, and a retain/release pair per visit was a
+        /// top cost. Safe because the fan-out's `subscribers` holds every subscriber that has interests, and
+        /// `LoopPriceFanout.remove` takes a subscriber's interests out while the subscriber is still alive (the
+        /// caller holds it), so no interest outlives its subscriber.
+        let subscriberReference: Unmanaged<PriceSubscriber>
         let slot: Int
+
+        init(subscriber: PriceSubscriber, slot: Int) {
+            subscriberReference = .passUnretained(subscriber)
+            self.slot = slot
+        }
+
+        var subscriber: PriceSubscriber { subscriberReference.takeUnretainedValue() }
     }
 
     let symbol: Symbol

@@ -15,47 +15,68 @@ enum PriceUpdateEncoding {
 
     /// Fields 1–3 of a `PriceUpdate`; `sequence` (field 4) is left to the suffix.
     static func payload(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> SharedBytes {
+        let count = payloadSize(symbol: symbol, price: price, sourceTimeMs: sourceTimeMs)
+        return SharedBytes(count: count) { buffer in
+            let written = writePayload(symbol: symbol, price: price, sourceTimeMs: sourceTimeMs, into: buffer)
+            precondition(written == count, "PriceUpdate size mismatch")
+        }
+    }
+
+    /// The size `writePayload` needs for these fields.
+    static func payloadSize(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> Int {
         let symbolBytes = symbol.rawValue.utf8.count
-        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
-        let scale = UInt64(price.scale)
-        let decimalBytes = (zigzag == 0 ? 0 : 1 + varintSize(zigzag)) + (scale == 0 ? 0 : 1 + varintSize(scale))
+        let decimalBytes = decimalSize(price)
         let time = UInt64(bitPattern: sourceTimeMs)
-        let count = 1 + varintSize(UInt64(symbolBytes)) + symbolBytes
+        return 1 + varintSize(UInt64(symbolBytes)) + symbolBytes
             + 1 + varintSize(UInt64(decimalBytes)) + decimalBytes
             + (time == 0 ? 0 : 1 + varintSize(time))
-        return SharedBytes(count: count) { buffer in
-            var offset = 0
-            func byte(_ value: UInt8) {
-                buffer[offset] = value
-                offset += 1
-            }
-            func varint(_ value: UInt64) {
-                var rest = value
-                while rest >= 0x80 {
-                    byte(UInt8(truncatingIfNeeded: rest) | 0x80)
-                    rest >>= 7
-                }
-                byte(UInt8(rest))
-            }
-            byte(0x0A)  // 1: symbol, length-delimited
-            varint(UInt64(symbolBytes))
-            for unit in symbol.rawValue.utf8 { byte(unit) }
-            byte(0x12)  // 2: price, length-delimited Decimal
-            varint(UInt64(decimalBytes))
-            if zigzag != 0 {
-                byte(0x08)  // Decimal.mantissa, sint64
-                varint(zigzag)
-            }
-            if scale != 0 {
-                byte(0x10)  // Decimal.scale, uint32
-                varint(scale)
-            }
-            if time != 0 {
-                byte(0x18)  // 3: source_time_ms, int64
-                varint(time)
-            }
-            precondition(offset == count, "PriceUpdate size mismatch")
+    }
+
+    /// Writes fields 1–3 into `buffer` (at least `payloadSize` long); returns the bytes written.
+    static func writePayload(
+        symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, into buffer: UnsafeMutableRawBufferPointer
+    ) -> Int {
+        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
+        let scale = UInt64(price.scale)
+        let time = UInt64(bitPattern: sourceTimeMs)
+        var offset = 0
+        func byte(_ value: UInt8) {
+            buffer[offset] = value
+            offset += 1
         }
+        func varint(_ value: UInt64) {
+            var rest = value
+            while rest >= 0x80 {
+                byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            byte(UInt8(rest))
+        }
+        byte(0x0A)  // 1: symbol, length-delimited
+        varint(UInt64(symbol.rawValue.utf8.count))
+        for unit in symbol.rawValue.utf8 { byte(unit) }
+        byte(0x12)  // 2: price, length-delimited Decimal
+        varint(UInt64(decimalSize(price)))
+        if zigzag != 0 {
+            byte(0x08)  // Decimal.mantissa, sint64
+            varint(zigzag)
+        }
+        if scale != 0 {
+            byte(0x10)  // Decimal.scale, uint32
+            varint(scale)
+        }
+        if time != 0 {
+            byte(0x18)  // 3: source_time_ms, int64
+            varint(time)
+        }
+        return offset
+    }
+
+    /// Bytes of the `Decimal` message for `price`.
+    private static func decimalSize(_ price: ExactDecimal) -> Int {
+        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
+        let scale = UInt64(price.scale)
+        return (zigzag == 0 ? 0 : 1 + varintSize(zigzag)) + (scale == 0 ? 0 : 1 + varintSize(scale))
     }
 
     /// Writes `sequence` as field 4 into `buffer` (at least `maxSuffixBytes` long); returns the bytes written.

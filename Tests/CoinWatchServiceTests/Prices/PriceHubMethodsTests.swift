@@ -15,6 +15,31 @@ struct PriceHubMethodsTests {
             ticks: ticks.map { V1.Tick(symbol: $0.0, price: F.wire($0.1), timeMs: 1_700_000_000_000) })
     }
 
+    @Test func publishesFromAStreamingConnectionReachStreamsOnEveryLoopInOrder() async throws {
+        let harness = try HubHarness()
+        // Four connections over the server's two loops; the publisher is one of them, so its own loop has streams.
+        var clients: [RPCClientConnection] = []
+        var recorders: [UpdateRecorder] = []
+        for _ in 0..<4 {
+            let client = try await harness.connect()
+            clients.append(client)
+            recorders.append(UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"])))
+        }
+        #expect(await F.eventually { harness.hub.subscriberCount == 4 })
+        for step in 1...50 {
+            let request = Self.publishRequest([("BTC", "\(60000 + step)"), ("ETH", "\(3000 + step)")])
+            let response = try await clients[0].unary(V1.CoinWatch.publishPrices, request)
+            #expect(response.accepted == 2)
+        }
+        let expected = (1...50).flatMap { [F.price("\(60000 + $0)"), F.price("\(3000 + $0)")] }
+        for recorder in recorders {
+            #expect(await F.eventually { recorder.updates.count >= 100 })
+            #expect(recorder.updates.compactMap { F.exact($0.price) } == expected)
+            #expect(recorder.updates.map(\.sequence) == Array(1...100))
+        }
+        await harness.shutdown()
+    }
+
     @Test func publishWithoutATokenConfiguredIsOpen() async throws {
         let harness = try HubHarness()
         let client = try await harness.connect()

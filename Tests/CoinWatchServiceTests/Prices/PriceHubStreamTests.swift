@@ -1,6 +1,8 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import Dispatch
+import Synchronization
 import Testing
 @testable import CoinWatchService
 
@@ -54,6 +56,44 @@ struct PriceHubStreamTests {
             let prices = updates.filter { $0.symbol == symbol }.compactMap { F.exact($0.price) }
             #expect(prices == prices.sorted())
         }
+        await harness.shutdown()
+    }
+
+    @Test func streamThatKeepsUpGetsEveryTickInOrderEvenWhenItsLoopWasBusy() async throws {
+        let harness = try HubHarness()
+        harness.hub.publish([F.tick("BTC", "60000")])
+        let client = try await harness.connect()
+        let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"]))
+        #expect(await F.eventually { recorder.updates.count >= 1 })
+
+        // Hold the server loops while 300 single-tick batches arrive: the loop then drains them in one go.
+        let release = DispatchSemaphore(value: 0)
+        let blocked = Atomic<Int>(0)
+        for loop in harness.server.eventLoops {
+            loop.execute {
+                blocked.add(1, ordering: .relaxed)
+                release.wait()
+            }
+        }
+        #expect(await F.eventually { blocked.load(ordering: .relaxed) == harness.server.eventLoops.count })
+        for step in 1...150 {
+            harness.hub.publish([F.tick("BTC", "\(60000 + step)")])
+            harness.hub.publish([F.tick("ETH", "\(3000 + step)")])
+        }
+        for _ in harness.server.eventLoops { release.signal() }
+
+        #expect(await F.eventually { recorder.updates.count >= 301 })
+        let updates = recorder.updates
+        #expect(updates.count == 301)
+        #expect(updates.map(\.sequence) == Array(1...301))
+        let live = Array(updates.dropFirst())
+        func prices(_ symbol: String) -> [ExactDecimal] {
+            live.filter { $0.symbol == symbol }.compactMap { F.exact($0.price) }
+        }
+        #expect(prices("BTC") == (1...150).map { F.price("\(60000 + $0)") })
+        #expect(prices("ETH") == (1...150).map { F.price("\(3000 + $0)") })
+        // Publish order across symbols is kept too.
+        #expect(live.map(\.symbol) == Array(repeating: ["BTC", "ETH"], count: 150).flatMap { $0 })
         await harness.shutdown()
     }
 
