@@ -1,4 +1,6 @@
 import CoinWatchModel
+import Dispatch
+import Synchronization
 
 /// A device's rule for one symbol, as stored.
 public struct RuleRecord: Hashable, Sendable {
@@ -75,9 +77,15 @@ extension AlertEngine {
             fresh.books[loader.bookIndex(symbol)].lastPrice = price
         }
 
-        // Pass 1: number the devices and bucket the rules by symbol.
+        // Number the devices and bucket the rules by symbol.
         var rulesByBook: [[(record: Int, device: UInt32)]] = []
-        fresh.deviceNumbers.reserveCapacity(rules.count)
+        // Rules come grouped by device, so counting changes of device bounds the devices closely (a
+        // table sized for every rule would be twice as large and miss the cache twice as often).
+        var deviceRuns = 0
+        for position in rules.indices where position == 0 || rules[position].device != rules[position - 1].device {
+            deviceRuns += 1
+        }
+        fresh.deviceNumbers.reserveCapacity(deviceRuns)
         for position in rules.indices where !rules[position].rule.isOff {
             try Self.validate(rules[position].rule, device: rules[position].device, symbol: rules[position].symbol)
             let book = loader.bookIndex(rules[position].symbol)
@@ -85,36 +93,16 @@ extension AlertEngine {
             rulesByBook[book].append((position, loader.number(rules[position].device, creating: true) ?? 0))
         }
 
-        // Pass 2: fill each book's slots.
-        let deviceCount = fresh.devices.count
-        var report = AlertEngineLoadReport()
-        for (bookPosition, bucket) in rulesByBook.enumerated() {
-            let book = fresh.books[bookPosition]
-            var seen = [Bool](repeating: false, count: deviceCount)
+        // Side counts per device, then everything per book — slots, persisted states, fresh states, indexes — on
+        // as many threads as there are books and cores: books share nothing but the read-only inputs.
+        for bucket in rulesByBook {
             for (position, device) in bucket {
-                guard !seen[Int(device)] else {
-                    throw AlertEngineError(
-                        code: .duplicateRecord, message: "two rules for \(rules[position].device) \(book.symbol)"
-                    )
-                }
-                seen[Int(device)] = true
-            }
-            report.rules += bucket.count
-            for direction in AlertDirection.allCases {
-                book.withSide(direction) { side in
-                    side.slots = [SideSlot](repeating: SideSlot(), count: deviceCount)
-                    for (position, device) in bucket {
-                        guard let threshold = rules[position].rule.threshold(direction) else { continue }
-                        let key = side.oriented(PriceUnits.units(threshold))
-                        side.slots[Int(device)] = SideSlot(key: key, threshold: threshold, phase: .awaitingPrice)
-                        fresh.sideCounts[Int(device)] += 1
-                    }
-                }
+                let rule = rules[position].rule
+                fresh.sideCounts[Int(device)] += (rule.threshold(.above) == nil ? 0 : 1) + (rule.threshold(.below) == nil ? 0 : 1)
             }
         }
-
-        // Pass 3: apply the persisted states, bucketed by symbol and direction.
         var statesByBook: [[(record: Int, device: UInt32)]] = Array(repeating: [], count: fresh.books.count * 2)
+        var report = AlertEngineLoadReport()
         for position in armStates.indices {
             guard let device = loader.number(armStates[position].device, creating: false),
                   let book = loader.existingBookIndex(armStates[position].symbol)
@@ -124,36 +112,46 @@ extension AlertEngine {
             }
             statesByBook[book * 2 + (armStates[position].direction == .above ? 0 : 1)].append((position, device))
         }
-        var newestGeneration = clock
-        for (bucketPosition, bucket) in statesByBook.enumerated() where !bucket.isEmpty {
-            let book = fresh.books[bucketPosition / 2]
-            let direction: AlertDirection = bucketPosition % 2 == 0 ? .above : .below
-            let hasPrice = book.lastPrice != nil
-            let duplicate: Int? = book.withSide(direction) { side in
-                for (position, device) in bucket {
-                    let state = armStates[position].state
-                    let threshold = armStates[position].threshold
-                    switch side.restore(device, threshold: threshold, state: state, hasPrice: hasPrice) {
-                    case .restored:
-                        report.restoredStates += 1
-                        if case .armed(let generation) = state {
-                            newestGeneration = max(newestGeneration, generation)
-                        }
-                    case .discarded:
-                        report.discardedStates += 1
-                    case .duplicate:
-                        return position
-                    }
-                }
-                return nil
+        while rulesByBook.count < fresh.books.count { rulesByBook.append([]) }
+
+        let deviceCount = fresh.devices.count
+        let work = BookWork(books: fresh.books)
+        let ruleBuckets = rulesByBook
+        let stateBuckets = statesByBook
+        DispatchQueue.concurrentPerform(iterations: work.books.count) { bookPosition in
+            var outcome = BookOutcome()
+            outcome.fill(
+                work.books[bookPosition], bucket: ruleBuckets[bookPosition], rules: rules, deviceCount: deviceCount
+            )
+            if outcome.duplicateRule == nil {
+                outcome.restore(
+                    work.books[bookPosition], above: stateBuckets[bookPosition * 2],
+                    below: stateBuckets[bookPosition * 2 + 1], armStates: armStates
+                )
             }
-            if let duplicate {
-                let record = armStates[duplicate]
+            work.outcomes.withLock { $0[bookPosition] = outcome }
+        }
+        let outcomes = work.outcomes.withLock { $0 }
+        for (bookPosition, outcome) in outcomes.enumerated() {
+            if let position = outcome.duplicateRule {
+                throw AlertEngineError(
+                    code: .duplicateRecord, message: "two rules for \(rules[position].device) \(fresh.books[bookPosition].symbol)"
+                )
+            }
+        }
+        var newestGeneration = clock
+        for outcome in outcomes {
+            if let position = outcome.duplicateState {
+                let record = armStates[position]
                 throw AlertEngineError(
                     code: .duplicateRecord,
                     message: "two arm states for \(record.device) \(record.symbol) \(record.direction)"
                 )
             }
+            report.rules += outcome.rules
+            report.restoredStates += outcome.restored
+            report.discardedStates += outcome.discarded
+            newestGeneration = max(newestGeneration, outcome.newestGeneration)
         }
 
         // Sides with no usable state start fresh against the price, at a new clock tick.
@@ -162,18 +160,26 @@ extension AlertEngine {
             book.lastPrice != nil && (book.above.hasWaiting || book.below.hasWaiting)
         }
         if needsFreshStates { fresh.clock += 1 }
-        for book in fresh.books {
+        let freshClock = fresh.clock
+        let deviceList = DeviceList(devices: fresh.devices)
+        DispatchQueue.concurrentPerform(iterations: work.books.count) { bookPosition in
+            let book = work.books[bookPosition]
+            var freshStates: [ArmStateRecord] = []
             for direction in AlertDirection.allCases {
                 book.withSide(direction) { side in
                     if let price = book.lastPrice {
                         side.placeWaiting(
-                            side.oriented(PriceUnits.units(price)), clock: fresh.clock, devices: fresh.devices,
-                            symbol: book.symbol, into: &report.freshStates
+                            side.oriented(PriceUnits.units(price)), clock: freshClock, devices: deviceList.devices,
+                            symbol: book.symbol, into: &freshStates
                         )
                     }
                     side.rebuildIndexes()
                 }
             }
+            work.freshStates.withLock { $0[bookPosition] = freshStates }
+        }
+        for freshStates in work.freshStates.withLock({ $0 }) {
+            report.freshStates.append(contentsOf: freshStates)
         }
 
         self.clock = fresh.clock
@@ -257,17 +263,32 @@ private struct BulkLoader {
         self.engine = engine
     }
 
+    /// Where a lookup expects the next device: persisted states usually come in the order the rules numbered
+    /// their devices (both key-ordered by device), so a comparison or two replaces most hash lookups.
+    private var cursor = 0
+
     mutating func number(_ device: DeviceID, creating: Bool) -> UInt32? {
         if let lastDevice, lastDevice.id == device { return lastDevice.number }
         let number: UInt32
         if creating {
             number = engine.newNumber(for: device)
+        } else if let next = expected(device) {
+            number = next
         } else {
             guard let known = engine.deviceNumbers[device] else { return nil }
             number = known
         }
         lastDevice = (device, number)
+        cursor = Int(number) + 1
         return number
+    }
+
+    private func expected(_ device: DeviceID) -> UInt32? {
+        let devices = engine.devices
+        for candidate in cursor..<min(cursor + 2, devices.count) where devices[candidate] == device {
+            return UInt32(candidate)
+        }
+        return nil
     }
 
     mutating func bookIndex(_ symbol: Symbol) -> Int {
@@ -291,5 +312,95 @@ private struct BulkLoader {
 
     private mutating func remember(_ symbol: Symbol, _ index: Int) {
         if recentSymbols.count < 16 { recentSymbols.append((symbol, index)) }
+    }
+}
+
+/// The books of an engine being loaded, shared by the threads of `load`, one book each.
+///
+/// `@unchecked Sendable`: during each parallel step every thread touches only `books[i]` for its own `i` (its slots and
+/// indexes; a book shares no mutable state with another), the inputs it reads are not mutated while the step runs,
+/// and `concurrentPerform` returns only after every thread finished. Results cross back through the mutexes.
+private final class BookWork: @unchecked Sendable {
+    let books: [SymbolBook]
+    let outcomes: Mutex<[BookOutcome]>
+    let freshStates: Mutex<[[ArmStateRecord]]>
+
+    init(books: [SymbolBook]) {
+        self.books = books
+        outcomes = Mutex(Array(repeating: BookOutcome(), count: books.count))
+        freshStates = Mutex(Array(repeating: [], count: books.count))
+    }
+}
+
+/// The device list read by the fresh-state step (read-only while it runs); see `BookWork`.
+private struct DeviceList: @unchecked Sendable {
+    let devices: [DeviceID?]
+}
+
+/// What loading one book found.
+private struct BookOutcome: Sendable {
+    var rules = 0
+    var restored = 0
+    var discarded = 0
+    var newestGeneration: UInt64 = 0
+    /// The position of a rule record naming a device that already has a rule for this symbol.
+    var duplicateRule: Int?
+    /// The position of an arm state given twice for one side.
+    var duplicateState: Int?
+
+    /// Gives each side of the book its slots from the rules.
+    mutating func fill(_ book: SymbolBook, bucket: [(record: Int, device: UInt32)], rules: [RuleRecord], deviceCount: Int) {
+        var seen = [Bool](repeating: false, count: deviceCount)
+        for (position, device) in bucket {
+            guard !seen[Int(device)] else {
+                duplicateRule = position
+                return
+            }
+            seen[Int(device)] = true
+        }
+        self.rules = bucket.count
+        for direction in AlertDirection.allCases {
+            book.withSide(direction) { side in
+                side.slots = [SideSlot](repeating: SideSlot(), count: deviceCount)
+                for (position, device) in bucket {
+                    guard let threshold = rules[position].rule.threshold(direction) else { continue }
+                    let key = side.oriented(PriceUnits.units(threshold))
+                    side.slots[Int(device)] = SideSlot(key: key, threshold: threshold, phase: .awaitingPrice)
+                }
+            }
+        }
+    }
+
+    /// Applies the persisted states of both directions.
+    mutating func restore(
+        _ book: SymbolBook,
+        above: [(record: Int, device: UInt32)],
+        below: [(record: Int, device: UInt32)],
+        armStates: [ArmStateRecord]
+    ) {
+        let hasPrice = book.lastPrice != nil
+        for (direction, bucket) in [(AlertDirection.above, above), (.below, below)] where !bucket.isEmpty {
+            let duplicate: Int? = book.withSide(direction) { side in
+                for (position, device) in bucket {
+                    let state = armStates[position].state
+                    switch side.restore(device, threshold: armStates[position].threshold, state: state, hasPrice: hasPrice) {
+                    case .restored:
+                        restored += 1
+                        if case .armed(let generation) = state {
+                            newestGeneration = max(newestGeneration, generation)
+                        }
+                    case .discarded:
+                        discarded += 1
+                    case .duplicate:
+                        return position
+                    }
+                }
+                return nil
+            }
+            if let duplicate {
+                duplicateState = duplicate
+                return
+            }
+        }
     }
 }

@@ -111,6 +111,22 @@ public final class AlertEngine {
         return side.record(Int(number), device: device, symbol: symbol)
     }
 
+    /// Every side of the device that is on, with its state: what a store keeping one record per device persists
+    /// whenever any of them changed. Empty when the device has no rule.
+    public func armStates(device: DeviceID) -> [ArmStateRecord] {
+        guard let number = deviceNumbers[device] else { return [] }
+        var records: [ArmStateRecord] = []
+        for book in books {
+            for direction in AlertDirection.allCases {
+                let side = book.side(direction)
+                if side.slot(number) != nil {
+                    records.append(side.record(Int(number), device: device, symbol: book.symbol))
+                }
+            }
+        }
+        return records
+    }
+
     func existingBook(_ symbol: Symbol) -> SymbolBook? {
         bookIndexes[symbol].map { books[$0] }
     }

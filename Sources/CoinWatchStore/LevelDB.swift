@@ -296,6 +296,51 @@ enum LevelDB {
         }
     }
 
+    /// Like `iterate`, but lends `body` the current key and value in place instead of copying them, and reads
+    /// through its own read options with `fill_cache` off, so a one-time scan of a whole range neither allocates per
+    /// entry nor evicts the blocks that later point reads need.
+    static func iterateBorrowing(
+        _ db: OpaquePointer,
+        prefix: [UInt8],
+        path: String,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(StoreError) {
+        // leveldb_readoptions_create: freed by leveldb_readoptions_destroy; LevelDB only reads it while the
+        // iterator lives, and the iterator is destroyed first (defers run in reverse order).
+        let readOptions: OpaquePointer = leveldb_readoptions_create()
+        defer { leveldb_readoptions_destroy(readOptions) }
+        leveldb_readoptions_set_fill_cache(readOptions, 0)
+        // leveldb_create_iterator: owned by the caller, freed by leveldb_iter_destroy, which must happen before the
+        // database is closed (the caller holds the database open for the whole call).
+        let iterator: OpaquePointer = leveldb_create_iterator(db, readOptions)
+        defer { leveldb_iter_destroy(iterator) }
+        withBytes(prefix) { bytes, length in leveldb_iter_seek(iterator, bytes, length) }
+        while leveldb_iter_valid(iterator) != 0 {
+            // leveldb_iter_key / leveldb_iter_value: pointers into the iterator's current block, valid only until
+            // the iterator moves or is destroyed; `body` may not keep them.
+            var keyLength = 0
+            let keyBytes = UnsafeRawBufferPointer(start: leveldb_iter_key(iterator, &keyLength), count: keyLength)
+            guard keyBytes.starts(with: prefix) else {
+                break
+            }
+            var valueLength = 0
+            let valueBytes = UnsafeRawBufferPointer(
+                start: leveldb_iter_value(iterator, &valueLength),
+                count: valueLength
+            )
+            guard body(keyBytes, valueBytes) else {
+                break
+            }
+            leveldb_iter_next(iterator)
+        }
+        var error: UnsafeMutablePointer<CChar>? = nil
+        // leveldb_iter_get_error: sets *errptr if the iteration stopped because of an error (e.g. corruption).
+        leveldb_iter_get_error(iterator, &error)
+        if let message = takeError(&error) {
+            throw StoreError(levelDBStatus: message, operation: "iterate", path: path)
+        }
+    }
+
     // MARK: Snapshots
 
     /// A snapshot and read options that read through it.

@@ -36,8 +36,12 @@ struct UnaryBenchmark {
             }
         }
         let phase = Phase()
+        // Each connection starts its own equal share of the devices, so together they visit every device once
+        // before any is visited twice (a save benchmark then seeds all `--devices` distinct devices).
         let drivers = connections.enumerated().map { index, connection in
-            UnaryDriver(connection: connection, method: method, payloads: payloads, offset: index * 7919, phase: phase)
+            UnaryDriver(
+                connection: connection, method: method, payloads: payloads,
+                offset: index * payloads.count / connections.count, phase: phase)
         }
         for driver in drivers {
             driver.connection.eventLoop.execute { driver.start(count: options.inFlight) }

@@ -33,19 +33,22 @@ public final class AlertService: Sendable {
                 logger: Logger = .disabled) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
-        let persisted = try AlertStorage.load(database)
+        // The arm states are read on a second thread (from the settings store's open if it read them ahead) while this
+        // one collects the rules.
+        let armStates = settings.takeArmStatePrefetch(for: database)
+            ?? BackgroundResult(name: "cw-alerts-load") { try AlertStorage.loadArmStates(database) }
+        let prices: (lastPrices: [Symbol: ExactDecimal], clock: UInt64)
+        do {
+            prices = try AlertStorage.loadPricesAndClock(database)
+        } catch {
+            _ = try? armStates.value()
+            throw error
+        }
         let worker = self.worker
         var loadError: (any Error)?
-        settings.observeChanges(initial: { all in
-            var records: [RuleRecord] = []
-            for settings in all {
-                guard let device = try? DeviceID(validating: settings.deviceID) else { continue }
-                for (symbol, rule) in AlertStorage.rules(of: settings) {
-                    records.append(RuleRecord(device: device, symbol: symbol, rule: rule))
-                }
-            }
+        settings.observeChanges(initialRules: { rules in
             do {
-                try worker.load(rules: records, states: persisted.states, lastPrices: persisted.lastPrices, clock: persisted.clock)
+                try worker.load(rules: rules, states: try armStates.value(), lastPrices: prices.lastPrices, clock: prices.clock)
             } catch {
                 loadError = error
             }

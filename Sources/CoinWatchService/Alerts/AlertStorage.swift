@@ -7,18 +7,24 @@ import CoinWatchStore
 ///
 /// | key | value |
 /// |---|---|
-/// | `alert:state:<device>\0<symbol>\0<above|below>` | `<threshold> armed <generation>`, `<threshold> disarmed` or `<threshold> awaiting` |
+/// | `alert:arm:<device>` | every rule side of the device with its arm state, binary (`ArmRecordCoding`) |
 /// | `alert:last:<symbol>` | the last price the engine evaluated, decimal text |
 /// | `alert:clock` | the engine clock, decimal text |
 /// | `outbox:<device>\0<symbol>` | the newest undelivered `coinwatch.v1.Alert` for that device and symbol |
 ///
-/// Text values keep the records readable with any LevelDB tool and trivially migratable.
+/// Schema version 1 kept arm states as one text record per side under `alert:state:`; opening such a store
+/// rewrites them (`migrateTextArmStates`).
 enum AlertStorage {
+    static let armPrefix = Array("alert:arm:".utf8)
+    /// Schema version 1's per-side text records, read only by the migration.
     static let statePrefix = Array("alert:state:".utf8)
     static let lastPrefix = Array("alert:last:".utf8)
     static let clockKey = Array("alert:clock".utf8)
     static let outboxPrefix = Array("outbox:".utf8)
 
+    static func armKey(_ device: DeviceID) -> [UInt8] { armPrefix + Array(device.rawValue.utf8) }
+
+    /// Schema version 1's key of one side's text record.
     static func stateKey(_ device: DeviceID, _ symbol: Symbol, _ direction: AlertDirection) -> [UInt8] {
         statePrefix + Array(device.rawValue.utf8) + [0] + Array(symbol.rawValue.utf8) + [0] + Array(direction.rawValue.utf8)
     }
@@ -31,7 +37,8 @@ enum AlertStorage {
 
     static func outboxDevicePrefix(_ device: DeviceID) -> [UInt8] { outboxPrefix + Array(device.rawValue.utf8) + [0] }
 
-    static func encode(_ record: ArmStateRecord) -> [UInt8] {
+    /// Schema version 1's text value of one side, as the migration reads it.
+    static func encodeText(_ record: ArmStateRecord) -> [UInt8] {
         switch record.state {
         case .armed(let generation): Array("\(record.threshold) armed \(generation)".utf8)
         case .disarmed: Array("\(record.threshold) disarmed".utf8)
@@ -39,8 +46,8 @@ enum AlertStorage {
         }
     }
 
-    /// Parses a state record; nil for anything malformed (the engine then recomputes that side).
-    static func decodeState(key: [UInt8], value: [UInt8]) -> ArmStateRecord? {
+    /// Parses a schema version 1 text record; nil for anything malformed (the engine then recomputes that side).
+    static func decodeTextState(key: [UInt8], value: [UInt8]) -> ArmStateRecord? {
         let parts = key.dropFirst(statePrefix.count).split(separator: 0, omittingEmptySubsequences: false)
         guard parts.count == 3,
               let device = try? DeviceID(validating: String(decoding: parts[0], as: UTF8.self)),
@@ -60,13 +67,51 @@ enum AlertStorage {
         return ArmStateRecord(device: device, symbol: symbol, direction: direction, threshold: threshold, state: state)
     }
 
-    /// Everything the engine needs to continue where it stopped.
-    static func load(_ database: Database) throws -> (states: [ArmStateRecord], lastPrices: [Symbol: ExactDecimal], clock: UInt64) {
+    /// What a load read back: every decodable side, and the records that did not decode.
+    struct LoadedStates: Sendable {
         var states: [ArmStateRecord] = []
-        try database.forEach(prefix: statePrefix) { entry in
-            if let record = decodeState(key: entry.key, value: entry.value) { states.append(record) }
+        /// Records skipped because they do not decode; their devices' sides are computed afresh (and rewritten).
+        var unreadable: [StoreError] = []
+        /// The devices of the unreadable records whose key names a device: their records are rewritten (or deleted).
+        var unreadableDevices: [DeviceID] = []
+    }
+
+    /// Every `alert:arm:` record, decoded.
+    static func loadArmStates(_ database: Database) throws -> LoadedStates {
+        var loaded = LoadedStates()
+        var symbols = SymbolCache()
+        try database.forEachRaw(prefix: armPrefix) { key, value in
+            let idBytes = UnsafeRawBufferPointer(rebasing: key[armPrefix.count...])
+            let keyText = String(decoding: idBytes, as: UTF8.self)
+            // A canonical id is ASCII, so equal text means the bytes decoded without repair: the key is exact.
+            guard let device = try? DeviceID(validating: keyText), device.rawValue == keyText else {
+                loaded.unreadable.append(
+                    StoreError(
+                        code: .corruption,
+                        message: "record \(ArmRecordCoding.describeKey(Array(key))): the key is not a canonical device id"
+                    )
+                )
+                return .continue
+            }
+            let start = loaded.states.count
+            do throws(StoreError) {
+                try ArmRecordCoding.decode(value, key: Array(key), symbols: &symbols) { symbol, direction, threshold, state in
+                    loaded.states.append(
+                        ArmStateRecord(device: device, symbol: symbol, direction: direction, threshold: threshold, state: state)
+                    )
+                }
+            } catch {
+                loaded.states.removeSubrange(start...)
+                loaded.unreadable.append(error)
+                loaded.unreadableDevices.append(device)
+            }
             return .continue
         }
+        return loaded
+    }
+
+    /// The last prices and the clock the engine continues from.
+    static func loadPricesAndClock(_ database: Database) throws -> (lastPrices: [Symbol: ExactDecimal], clock: UInt64) {
         var lastPrices: [Symbol: ExactDecimal] = [:]
         for entry in try database.scan(prefix: lastPrefix) {
             if let symbol = try? Symbol(validating: String(decoding: entry.key.dropFirst(lastPrefix.count), as: UTF8.self)),
@@ -75,7 +120,47 @@ enum AlertStorage {
             }
         }
         let clock = try database.get(clockKey).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } ?? 0
-        return (states, lastPrices, clock)
+        return (lastPrices, clock)
+    }
+
+    /// Every device's rules as the engine sees them, read from the settings table's stored records; a record not in
+    /// the form `SettingsRecord` reads in place is decoded instead.
+    static func ruleRecords(from table: SettingsTable) -> [RuleRecord] {
+        var records: [RuleRecord] = []
+        records.reserveCapacity(table.count * 2)
+        var symbols = SymbolCache()
+        table.forEachRecord { key, record in
+            guard let device = try? DeviceID(validating: key) else { return }
+            let start = records.count
+            var key = key
+            let canonical = key.withUTF8 { id in
+                SettingsRecord.scan(record, deviceID: UnsafeRawBufferPointer(id)) { symbolBytes, below, above in
+                    if let rule = ruleRecord(device, symbolBytes, below, above, &symbols) { records.append(rule) }
+                }
+            }
+            guard !canonical else { return }
+            records.removeSubrange(start...)
+            for (symbol, rule) in rules(of: try? V1.Settings(serializedBytes: record)) {
+                records.append(RuleRecord(device: device, symbol: symbol, rule: rule))
+            }
+        }
+        return records
+    }
+
+    /// One rule of a record read by `SettingsRecord.scan`, as the engine sees it.
+    static func ruleRecord(
+        _ device: DeviceID,
+        _ symbolBytes: UnsafeRawBufferPointer,
+        _ below: SettingsRecord.StoredDecimal?,
+        _ above: SettingsRecord.StoredDecimal?,
+        _ symbols: inout SymbolCache
+    ) -> RuleRecord? {
+        guard let symbol = symbols.symbol(symbolBytes) else { return nil }
+        let rule = AlertRule(
+            below: below.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: $0.scale) },
+            above: above.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: $0.scale) }
+        )
+        return RuleRecord(device: device, symbol: symbol, rule: rule)
     }
 
     /// A device's rules as the engine sees them; symbols or thresholds that do not

@@ -58,18 +58,33 @@ final class AlertWorker: @unchecked Sendable {
 
     func nextSubscriberID() -> UInt64 { subscriberIDs.wrappingAdd(1, ordering: .relaxed).oldValue }
 
-    /// Before `start()`: rebuilds the engine from settings and persisted state.
-    func load(rules: [RuleRecord], states: [ArmStateRecord], lastPrices: [Symbol: ExactDecimal], clock: UInt64) throws {
-        let report = try engine.load(rules: rules, armStates: states, lastPrices: lastPrices, clock: clock)
+    /// Before `start()`: rebuilds the engine from settings and persisted state, and persists the states it had to
+    /// compute afresh.
+    func load(rules: [RuleRecord], states: AlertStorage.LoadedStates, lastPrices: [Symbol: ExactDecimal], clock: UInt64)
+        throws
+    {
+        let report = try engine.load(rules: rules, armStates: states.states, lastPrices: lastPrices, clock: clock)
         var batch = WriteBatch()
-        for record in report.freshStates {
-            batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
+        var rewritten = Set<DeviceID>()
+        for device in report.freshStates.map(\.device) + states.unreadableDevices where rewritten.insert(device).inserted {
+            let records = engine.armStates(device: device)
+            if records.isEmpty {
+                batch.delete(AlertStorage.armKey(device))
+            } else {
+                batch.put(AlertStorage.armKey(device), ArmRecordCoding.encode(records))
+            }
         }
         batch.put(AlertStorage.clockKey, Array("\(engine.clock)".utf8))
         try database.write(batch)
+        if let first = states.unreadable.first {
+            logger.warning("arm state records not readable; their sides were computed afresh", [
+                "count": "\(states.unreadable.count)", "first": first.message,
+            ])
+        }
         logger.info("alert index loaded", [
             "rules": "\(report.rules)", "restored_states": "\(report.restoredStates)",
             "fresh_states": "\(report.freshStates.count)", "discarded_states": "\(report.discardedStates)",
+            "unreadable_records": "\(states.unreadable.count)",
         ])
     }
 
@@ -154,6 +169,8 @@ final class AlertWorker: @unchecked Sendable {
         var lastPrices: [Symbol: ExactDecimal] = [:]
         var deliveries: [(AlertSubscriber, V1.Alert, key: [UInt8])] = []
         var clockChanged = false
+        /// Devices whose arm states changed: their `alert:arm:` records are rewritten from the engine at `commit`.
+        var armDevices = Set<DeviceID>()
         /// Outbox entries this round replaced (`nil`: deleted), by key. They reach LevelDB only at `commit`, so
         /// every read of the outbox during the round goes through `outboxEntry` / this overlay: a job must see
         /// what earlier jobs of the same round did, or a subscriber would miss an alert fired just before it
@@ -202,7 +219,7 @@ final class AlertWorker: @unchecked Sendable {
             round.lastPrices[tick.symbol] = tick.price
             round.clockChanged = true
             for record in result.armStateChanges {
-                round.batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
+                round.armDevices.insert(record.device)
             }
             for fired in result.alerts {
                 let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
@@ -220,16 +237,11 @@ final class AlertWorker: @unchecked Sendable {
         for symbol in Set(old.keys).union(new.keys) where old[symbol] != new[symbol] {
             let rule = new[symbol] ?? AlertRule()
             do {
-                let records = try engine.setRule(device: device, symbol: symbol, rule: rule)
-                // Only sides turned off lose their record. A side whose threshold did not change keeps its state
-                // in the engine and is not reported, so its stored state must stay too: deleting it would make a
-                // restart recompute it fresh, re-arming a side that fired and has not come back through the band.
-                for direction in AlertDirection.allCases where rule.threshold(direction) == nil {
-                    round.batch.delete(AlertStorage.stateKey(device, symbol, direction))
-                }
-                for record in records {
-                    round.batch.put(AlertStorage.stateKey(record.device, record.symbol, record.direction), AlertStorage.encode(record))
-                }
+                try engine.setRule(device: device, symbol: symbol, rule: rule)
+                // The device's record is rewritten whole from the engine at commit: new sides with their fresh
+                // state, sides turned off gone, and unchanged sides with the state they kept (recomputing those at a
+                // restart could re-arm a side that fired and has not come back through the band).
+                round.armDevices.insert(device)
                 round.clockChanged = true
             } catch {
                 logger.warning("rule not applied", ["device": device.rawValue, "symbol": symbol.rawValue, "reason": "\(error)"])
@@ -293,6 +305,14 @@ final class AlertWorker: @unchecked Sendable {
 
     /// Writes the round's records in one batch, then sends its alerts.
     private func commit(_ round: inout Round) {
+        for device in round.armDevices {
+            let records = engine.armStates(device: device)
+            if records.isEmpty {
+                round.batch.delete(AlertStorage.armKey(device))
+            } else {
+                round.batch.put(AlertStorage.armKey(device), ArmRecordCoding.encode(records))
+            }
+        }
         for (key, alert) in round.outbox {
             if let alert {
                 round.batch.put(key, alert.serializedBytes())

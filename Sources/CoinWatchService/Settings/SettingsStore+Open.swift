@@ -1,14 +1,17 @@
+import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
 
 extension SettingsStore {
-    /// Refuses a store laid out by a newer build, and marks a new store with the current layout version.
+    /// Refuses a store laid out by a newer build, migrates one laid out by an older build, and marks a new store
+    /// with the current layout version.
     ///
-    /// An older version would be migrated here, before anything is loaded; version 1 is the first, so none exist.
+    /// A migration runs before anything is loaded and raises the stored version only once it has finished, so a
+    /// migration cut short runs again at the next open.
     static func prepareSchema(of database: Database) throws(StoreError) {
         guard let stored = try database.get(StorageLayout.schemaKey) else {
-            try database.put(StorageLayout.schemaKey, Array(String(StorageLayout.schemaVersion).utf8), sync: true)
+            try writeSchemaVersion(of: database)
             return
         }
         guard let version = parseSchemaVersion(stored) else {
@@ -24,31 +27,63 @@ extension SettingsStore {
                     + "versions up to \(StorageLayout.schemaVersion); run a newer coinwatchd or restore a backup"
             )
         }
+        if version < 2 {
+            _ = try AlertStorage.migrateTextArmStates(database)
+            try writeSchemaVersion(of: database)
+        }
+    }
+
+    /// A synced write, which also makes every earlier unsynced write of a migration durable (one log, in order).
+    private static func writeSchemaVersion(of database: Database) throws(StoreError) {
+        try database.put(StorageLayout.schemaKey, Array(String(StorageLayout.schemaVersion).utf8), sync: true)
     }
 
     /// Reads every `settings:` record into `table`, refusing to start on a record it cannot trust: serving from a
     /// store of record that silently skipped devices would answer NOT_FOUND for settings that exist.
+    ///
+    /// Records in the form this server writes are kept as they are, undecoded (see `SettingsRecord`); any other
+    /// record goes through the general decoder, whose errors name what is wrong.
+    ///
+    /// The rules of every device, as the alert engine reads them, are collected on the way (`rulesAtLoad`).
     static func load(from database: Database, into table: SettingsTable) throws(StoreError) {
         let prefixLength = StorageLayout.settingsPrefix.count
+        var rules: [RuleRecord] = []
+        var symbols = SymbolCache()
+        var pending = [[(key: String, entry: SettingsTable.Entry)]](repeating: [], count: SettingsTable.shardCount)
         do {
-            try database.forEach(prefix: StorageLayout.settingsPrefix) { entry in
-                let idText = String(decoding: entry.key[prefixLength...], as: UTF8.self)
-                let canonical = try? DeviceID(validating: idText).rawValue
-                guard canonical == idText, Array(idText.utf8) == Array(entry.key[prefixLength...]) else {
-                    throw corrupt(database, entry.key, "the key is not a canonical device id")
+            try database.forEachRaw(prefix: StorageLayout.settingsPrefix) { key, value in
+                let idBytes = UnsafeRawBufferPointer(rebasing: key[prefixLength...])
+                let idText = String(decoding: idBytes, as: UTF8.self)
+                // A canonical id is ASCII, so equal text means the bytes decoded without repair: the key is exact.
+                guard let device = try? DeviceID(validating: idText), device.rawValue == idText else {
+                    throw corrupt(database, Array(key), "the key is not a canonical device id")
                 }
+                let start = rules.count
+                let canonical = SettingsRecord.scan(value, deviceID: idBytes) { symbolBytes, below, above in
+                    if let rule = AlertStorage.ruleRecord(device, symbolBytes, below, above, &symbols) { rules.append(rule) }
+                }
+                if canonical {
+                    pending[SettingsTable.shardIndex(for: idText)].append((idText, SettingsTable.Entry(canonicalRecord: value)))
+                    return .continue
+                }
+                rules.removeSubrange(start...)
                 let settings: V1.Settings
                 do throws(WireDecodingError) {
-                    settings = try V1.Settings(serializedBytes: entry.value)
+                    settings = try V1.Settings(serializedBytes: value, maxBytes: WireLimits.defaultMaxMessageBytes)
                 } catch {
-                    throw corrupt(database, entry.key, "the value does not decode: \(error.message)")
+                    throw corrupt(database, Array(key), "the value does not decode: \(error.message)")
                 }
                 guard settings.deviceID == idText else {
-                    throw corrupt(database, entry.key, "the value names device '\(settings.deviceID)'")
+                    throw corrupt(database, Array(key), "the value names device '\(settings.deviceID)'")
                 }
-                table.set(idText, settings)
+                pending[SettingsTable.shardIndex(for: idText)].append((idText, SettingsTable.Entry(settings: settings)))
+                for (symbol, rule) in AlertStorage.rules(of: settings) {
+                    rules.append(RuleRecord(device: device, symbol: symbol, rule: rule))
+                }
                 return .continue
             }
+            table.fill(pending)
+            table.rulesAtLoad.withLock { $0 = rules }
         } catch let error as StoreError {
             throw error
         } catch {

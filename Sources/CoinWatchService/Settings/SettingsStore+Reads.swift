@@ -1,3 +1,4 @@
+import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -61,6 +62,21 @@ extension SettingsStore {
     ) {
         writer.observers.withLock { handlers in
             initial(table.all())
+            handlers.append(onChange)
+        }
+    }
+}
+
+extension SettingsStore {
+    /// As `observeChanges(initial:onChange:)`, but `initial` receives every device's rules as the alert engine reads
+    /// them instead of every device's decoded settings: the rules collected while loading when nothing changed
+    /// since, else read from the stored records in memory. Decoding a million messages for their rules was most of
+    /// the alert service's start-up.
+    func observeChanges(initialRules: ([RuleRecord]) -> Void, onChange: @escaping ChangeHandler) {
+        writer.observers.withLock { handlers in
+            // The writer publishes under this lock, and publishing drops `rulesAtLoad`: what is taken here is current.
+            let atLoad = table.rulesAtLoad.withLock { $0.take() }
+            initialRules(atLoad ?? AlertStorage.ruleRecords(from: table))
             handlers.append(onChange)
         }
     }

@@ -11,7 +11,10 @@ enum StorageLayout {
 
     /// The layout this build reads and writes. Raise it (and add a migration) when an existing key's meaning
     /// changes; adding a new prefix or a new protobuf field does not need a new version.
-    static let schemaVersion = 1
+    ///
+    /// 1: arm states as text, one `alert:state:` record per rule side.
+    /// 2: arm states as one binary `alert:arm:` record per device; opening a version 1 store migrates it.
+    static let schemaVersion = 2
 
     /// `settings:<canonical device id>` → serialized `coinwatch.v1.Settings`.
     static let settingsPrefix: [UInt8] = Array("settings:".utf8)
@@ -19,7 +22,7 @@ enum StorageLayout {
     /// Reserved for the price hub: `price:<symbol>` → the last price seen.
     static let pricePrefix: [UInt8] = Array("price:".utf8)
 
-    /// Reserved for the alert engine: arm state per device and rule.
+    /// The alert engine's arm states, last prices and clock (see `AlertStorage`).
     static let alertPrefix: [UInt8] = Array("alert:".utf8)
 
     /// Reserved for the alert engine: alerts waiting for delivery.

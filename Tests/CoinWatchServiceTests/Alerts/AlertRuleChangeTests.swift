@@ -1,3 +1,4 @@
+import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchStore
@@ -12,9 +13,12 @@ struct AlertRuleChangeTests {
         _ = try await client.unary(V1.CoinWatch.saveSettings, request)
     }
 
-    /// The device's `alert:state:` records in LevelDB.
+    /// How many rule sides the device's `alert:arm:` record in LevelDB holds (0 when it has none).
     static func storedStates(_ database: Database, device: String) throws -> Int {
-        try database.scan(prefix: AlertStorage.statePrefix + Array(device.utf8) + [0]).count
+        let id = try DeviceID(validating: device)
+        let key = AlertStorage.armKey(id)
+        guard let value = try database.get(key) else { return 0 }
+        return try decodeArmRecord(value, key: key, device: id).count
     }
 
     @Test func changesAndRemovalsTakeEffectOnTheNextTick() async throws {

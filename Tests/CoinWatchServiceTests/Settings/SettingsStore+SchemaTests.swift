@@ -24,14 +24,14 @@ struct SettingsStoreSchemaTests {
         }
     }
 
-    @Test("a new store is marked with schema version 1, and reopens")
+    @Test("a new store is marked with schema version 2, and reopens")
     func schemaWrittenOnFirstOpen() async throws {
         try await withStore { store, database, _ in
-            #expect(try database.get(Array("meta:schema".utf8)) == Array("1".utf8))
+            #expect(try database.get(Array("meta:schema".utf8)) == Array("2".utf8))
             _ = try await store.save(.init(deviceID: "phone-1"))
         }
         let (_, error) = try open { database in
-            try database.put(Array("meta:schema".utf8), Array("1".utf8))
+            try database.put(Array("meta:schema".utf8), Array("2".utf8))
         }
         #expect(error == nil)
     }
@@ -39,12 +39,12 @@ struct SettingsStoreSchemaTests {
     @Test("a store written by a newer schema version is refused")
     func newerSchemaRefused() throws {
         let (path, error) = try open { database in
-            try database.put(Array("meta:schema".utf8), Array("2".utf8))
+            try database.put(Array("meta:schema".utf8), Array("3".utf8))
         }
         #expect(
             error == StoreError(
                 code: .notSupported,
-                message: "store at \(path) has schema version 2, but this build understands versions up to 1; "
+                message: "store at \(path) has schema version 3, but this build understands versions up to 2; "
                     + "run a newer coinwatchd or restore a backup"
             )
         )

@@ -1,0 +1,191 @@
+import CoinWatchAlertEngine
+import CoinWatchModel
+import CoinWatchStore
+
+/// The binary value of an `alert:arm:<device>` record: every rule side of one device with its arm state.
+///
+/// One record per device (instead of one text record per side) because a restart reads all of them: a million
+/// devices with four sides each were four million text records to split, validate and parse, most of the start-up
+/// time. The layout (see docs/STORAGE.md):
+///
+///     u8 format (1)
+///     per symbol, in ascending byte order of the symbols:
+///       u8 length (2...10), the symbol's bytes (A-Z 0-9)
+///       u8 sides: bit 0 above, bit 1 below (at least one set)
+///       per side present, above first:
+///         u8 state: 0 awaiting a price, 1 armed, 2 disarmed
+///         threshold: zigzag varint mantissa, u8 scale (0...18)
+///         generation: varint, only when armed
+///
+/// A value that does not follow it is reported as a `corruption` `StoreError` naming the record and the byte.
+enum ArmRecordCoding {
+    static let format: UInt8 = 1
+
+    /// Encodes one device's sides. `records` may come in any order and must all be the same device's.
+    static func encode(_ records: [ArmStateRecord]) -> [UInt8] {
+        let ordered = records.sorted { lhs, rhs in
+            lhs.symbol.rawValue.utf8.lexicographicallyPrecedes(rhs.symbol.rawValue.utf8)
+                || (lhs.symbol == rhs.symbol && lhs.direction == .above && rhs.direction == .below)
+        }
+        var bytes: [UInt8] = [format]
+        bytes.reserveCapacity(1 + ordered.count * 16)
+        var position = 0
+        while position < ordered.count {
+            let symbol = ordered[position].symbol
+            var end = position
+            while end < ordered.count, ordered[end].symbol == symbol { end += 1 }
+            let group = ordered[position..<end]
+            bytes.append(UInt8(symbol.rawValue.utf8.count))
+            bytes.append(contentsOf: symbol.rawValue.utf8)
+            var sides: UInt8 = 0
+            for record in group { sides |= record.direction == .above ? 1 : 2 }
+            bytes.append(sides)
+            for record in group {
+                switch record.state {
+                case .awaitingPrice: bytes.append(0)
+                case .armed: bytes.append(1)
+                case .disarmed: bytes.append(2)
+                }
+                appendVarint(zigzag(record.threshold.mantissa), to: &bytes)
+                bytes.append(UInt8(record.threshold.scale))
+                if case .armed(let generation) = record.state {
+                    appendVarint(generation, to: &bytes)
+                }
+            }
+            position = end
+        }
+        return bytes
+    }
+
+    /// Decodes one device's record, calling `body` for each side in stored order.
+    ///
+    /// `symbols` caches the `Symbol` values already seen, so a load of many devices holding the same few symbols
+    /// validates each spelling once.
+    static func decode(
+        _ value: UnsafeRawBufferPointer,
+        key: [UInt8],
+        symbols: inout SymbolCache,
+        _ body: (Symbol, AlertDirection, ExactDecimal, ArmState) -> Void
+    ) throws(StoreError) {
+        var reader = Reader(bytes: value)
+        func fail(_ reason: String) -> StoreError {
+            StoreError(
+                code: .corruption,
+                message: "record \(describeKey(key)): \(reason) at byte \(reader.offset) of \(value.count)"
+            )
+        }
+        guard let version = reader.byte() else { throw fail("the value is empty") }
+        guard version == format else { throw fail("unknown format \(version)") }
+        var previous: UnsafeRawBufferPointer?
+        while !reader.isAtEnd {
+            guard let length = reader.byte(), (2...10).contains(length) else {
+                throw fail("a symbol length outside 2...10")
+            }
+            guard let text = reader.bytes(Int(length)) else { throw fail("a truncated symbol") }
+            guard let symbol = symbols.symbol(text) else { throw fail("a symbol outside A-Z 0-9") }
+            if let previous, !previous.lexicographicallyPrecedes(text) {
+                throw fail("symbol \(symbol) out of order")
+            }
+            previous = text
+            guard let sides = reader.byte(), (1...3).contains(sides) else { throw fail("no valid side mask") }
+            for direction in AlertDirection.allCases where sides & (direction == .above ? 1 : 2) != 0 {
+                guard let stateByte = reader.byte(), stateByte <= 2 else { throw fail("an unknown arm state") }
+                guard let zigzagged = reader.varint() else { throw fail("a malformed threshold") }
+                guard let scale = reader.byte(),
+                      let threshold = ExactDecimal(mantissa: unzigzag(zigzagged), scale: Int(scale)),
+                      threshold > .zero
+                else {
+                    throw fail("a threshold that is not a positive decimal")
+                }
+                let state: ArmState
+                switch stateByte {
+                case 0: state = .awaitingPrice
+                case 1:
+                    guard let generation = reader.varint() else { throw fail("a malformed generation") }
+                    state = .armed(generation: generation)
+                default: state = .disarmed
+                }
+                body(symbol, direction, threshold, state)
+            }
+        }
+    }
+
+    /// The key as text when printable, else hex.
+    static func describeKey(_ key: [UInt8]) -> String {
+        if key.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+            return "'\(String(decoding: key, as: UTF8.self))'"
+        }
+        return "0x" + key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    }
+
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    /// Bounds-checked reading; every accessor returns `nil` instead of reading past the end.
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        private(set) var offset = 0
+
+        init(bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+
+        var isAtEnd: Bool { offset >= bytes.count }
+
+        mutating func byte() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func bytes(_ count: Int) -> UnsafeRawBufferPointer? {
+            guard count <= bytes.count - offset else { return nil }
+            defer { offset += count }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+        }
+
+        /// At most 10 bytes; a tenth byte may only carry the top bit.
+        mutating func varint() -> UInt64? {
+            var result: UInt64 = 0
+            for index in 0..<10 {
+                guard let byte = byte() else { return nil }
+                if index == 9, byte > 1 { return nil }
+                result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
+                if byte < 0x80 { return result }
+            }
+            return nil
+        }
+    }
+}
+
+/// `Symbol`s by their stored spelling, for loads that meet the same few symbols millions of times.
+struct SymbolCache {
+    private var entries: [(bytes: [UInt8], symbol: Symbol)] = []
+
+    /// The symbol spelled by `bytes`, or `nil` when they are not 2–10 of `A-Z 0-9`.
+    mutating func symbol(_ bytes: UnsafeRawBufferPointer) -> Symbol? {
+        for entry in entries where entry.bytes.elementsEqual(bytes) { return entry.symbol }
+        guard (2...10).contains(bytes.count),
+              bytes.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }),
+              let symbol = try? Symbol(validating: String(decoding: bytes, as: UTF8.self))
+        else {
+            return nil
+        }
+        if entries.count < 64 { entries.append((Array(bytes), symbol)) }
+        return symbol
+    }
+}

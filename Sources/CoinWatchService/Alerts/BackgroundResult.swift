@@ -1,0 +1,32 @@
+import Dispatch
+import Foundation
+import CoinWatchStore
+import Synchronization
+
+/// A value computed on a thread of its own while the creating thread does other work; `value()` joins it.
+///
+/// Start-up uses it to read one key range of the store while the caller works through another, so both cores work.
+final class BackgroundResult<Value: Sendable>: Sendable {
+    private let outcome = Mutex<Result<Value, any Error>?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(name: String, _ work: @escaping @Sendable () throws -> Value) {
+        let thread = Thread { [self] in
+            let result = Result { try work() }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Waits for the work and returns what it returned, or throws what it threw. Call it once.
+    func value() throws -> Value {
+        finished.wait()
+        let result = outcome.withLock { $0.take() }
+        guard let result else {
+            throw StoreError(code: .unknown, message: "background work finished without a result")
+        }
+        return try result.get()
+    }
+}

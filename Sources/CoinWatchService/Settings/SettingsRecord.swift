@@ -1,0 +1,167 @@
+import Foundation
+
+/// Reads a stored `coinwatch.v1.Settings` record in place, without building the message, when it is in exactly the
+/// form this server's encoder writes.
+///
+/// Loading a store decodes every device's record; through the general decoder that is a protobuf-c tree, a
+/// validation walk, a dictionary and its strings per device, most of the start-up time for a million devices. Nearly
+/// every record is one this server wrote, so the load checks the bytes against the one encoding the encoder produces
+/// and keeps them as they are: the `GetSettings` answer is those bytes behind a header of a few bytes, and the
+/// message itself is decoded only when something asks for it. A record in any other form — written by another
+/// tool, with unknown fields, or damaged — takes the general decoder and its error messages.
+///
+/// The accepted form (proto3 as protobuf-c packs it, from `proto/coinwatch/v1/coinwatch.proto`):
+///
+///     Settings := [0x0A len device_id] {0x12 len RulesEntry} [0x18 version] [0x20 updated_at_ms]
+///     RulesEntry := 0x0A len symbol 0x12 len AlertRule      (symbols strictly ascending, 2–10 of A-Z 0-9)
+///     AlertRule := [0x0A len Decimal] [0x12 len Decimal]
+///     Decimal := [0x08 zigzag mantissa] [0x10 scale]         (scale 1...18)
+///
+/// with every varint minimal, every default-valued scalar left out, and `device_id` equal to the key's id. Anything
+/// accepted here decodes with the general decoder to a message that encodes back to the same bytes; the tests check
+/// that property on random and mutated records.
+enum SettingsRecord {
+    /// One side of a rule as stored: `mantissa × 10^−scale`; a zero mantissa means the side is off.
+    struct StoredDecimal: Hashable, Sendable {
+        var mantissa: Int64
+        var scale: Int
+    }
+
+    /// The largest record accepted: the general decoder's limit.
+    static let maxBytes = 4 * 1024 * 1024
+
+    /// Whether `record` is in the canonical form for the device whose id bytes are `deviceID`, calling `rule` with
+    /// each rule (symbol bytes, below, above) as it goes. A `false` may come after some `rule` calls.
+    static func scan(
+        _ record: UnsafeRawBufferPointer,
+        deviceID: UnsafeRawBufferPointer,
+        rule: (_ symbol: UnsafeRawBufferPointer, _ below: StoredDecimal?, _ above: StoredDecimal?) -> Void = { _, _, _ in }
+    ) -> Bool {
+        guard record.count <= maxBytes, !deviceID.isEmpty else { return false }
+        var reader = Reader(record)
+        guard reader.take(0x0A), let id = reader.lengthDelimited(), id.count == deviceID.count,
+              let idBase = id.baseAddress, let expectedBase = deviceID.baseAddress,
+              memcmp(idBase, expectedBase, id.count) == 0
+        else {
+            return false
+        }
+        var previousSymbol: UnsafeRawBufferPointer?
+        while reader.take(0x12) {
+            guard var entry = reader.lengthDelimited().map(Reader.init),
+                  entry.take(0x0A), let symbol = entry.lengthDelimited(), isSymbol(symbol),
+                  entry.take(0x12), var value = entry.lengthDelimited().map(Reader.init), entry.isAtEnd
+            else {
+                return false
+            }
+            if let previousSymbol, !previousSymbol.lexicographicallyPrecedes(symbol) { return false }
+            previousSymbol = symbol
+            var below: StoredDecimal?
+            var above: StoredDecimal?
+            if value.take(0x0A) {
+                guard let bytes = value.lengthDelimited(), let decimal = decimal(bytes) else { return false }
+                below = decimal
+            }
+            if value.take(0x12) {
+                guard let bytes = value.lengthDelimited(), let decimal = decimal(bytes) else { return false }
+                above = decimal
+            }
+            guard value.isAtEnd else { return false }
+            rule(symbol, below, above)
+        }
+        if reader.take(0x18) {
+            guard let version = reader.varint(), version != 0 else { return false }
+        }
+        if reader.take(0x20) {
+            guard let updatedAt = reader.varint(), updatedAt != 0 else { return false }
+        }
+        return reader.isAtEnd
+    }
+
+    /// The `GetSettingsResponse` carrying `record`: field 1, length-delimited.
+    static func encodedResponse(wrapping record: UnsafeRawBufferPointer) -> [UInt8] {
+        var header: [UInt8] = [0x0A]
+        var length = UInt64(record.count)
+        while length >= 0x80 {
+            header.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        header.append(UInt8(length))
+        return [UInt8](unsafeUninitializedCapacity: header.count + record.count) { buffer, initialized in
+            for (index, byte) in header.enumerated() { buffer[index] = byte }
+            if let base = record.baseAddress, let target = buffer.baseAddress {
+                (target + header.count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: record.count)
+            }
+            initialized = header.count + record.count
+        }
+    }
+
+    /// The settings record inside an `encodedResponse(wrapping:)`.
+    static func record(inResponse response: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var reader = Reader(response)
+        guard reader.take(0x0A), let record = reader.lengthDelimited(), reader.isAtEnd else { return nil }
+        return record
+    }
+
+    private static func isSymbol(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        (2...10).contains(bytes.count) && bytes.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }
+    }
+
+    private static func decimal(_ bytes: UnsafeRawBufferPointer) -> StoredDecimal? {
+        var reader = Reader(bytes)
+        var result = StoredDecimal(mantissa: 0, scale: 0)
+        if reader.take(0x08) {
+            guard let zigzagged = reader.varint(), zigzagged != 0 else { return nil }
+            result.mantissa = Int64(bitPattern: (zigzagged >> 1) ^ (0 &- (zigzagged & 1)))
+        }
+        if reader.take(0x10) {
+            guard let scale = reader.varint(), (1...18).contains(scale) else { return nil }
+            result.scale = Int(scale)
+        }
+        return reader.isAtEnd ? result : nil
+    }
+
+    /// A bounds-checked cursor; every read that would leave the buffer fails instead.
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+
+        var isAtEnd: Bool { offset == bytes.count }
+
+        /// Consumes `tag` if it is the next byte.
+        mutating func take(_ tag: UInt8) -> Bool {
+            guard offset < bytes.count, bytes[offset] == tag else { return false }
+            offset += 1
+            return true
+        }
+
+        /// A minimal varint of at most 10 bytes (no redundant trailing zero groups).
+        mutating func varint() -> UInt64? {
+            var result: UInt64 = 0
+            var index = 0
+            while offset < bytes.count, index < 10 {
+                let byte = bytes[offset]
+                offset += 1
+                if index == 9, byte > 1 { return nil }
+                result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
+                if byte < 0x80 {
+                    // A last group of zero after others is a non-minimal encoding.
+                    return index > 0 && byte == 0 ? nil : result
+                }
+                index += 1
+            }
+            return nil
+        }
+
+        /// A minimal length followed by that many bytes.
+        mutating func lengthDelimited() -> UnsafeRawBufferPointer? {
+            guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
+            let start = offset
+            offset += Int(length)
+            return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+        }
+    }
+}
