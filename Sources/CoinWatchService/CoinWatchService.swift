@@ -36,11 +36,22 @@ public final class CoinWatchService: Sendable {
         self.configuration = configuration
         self.logger = logger
         let spec = try FeedSpec(parsing: configuration.feed)
-        settings = try SettingsStore(database: database)
+        // Most of a start on a large store is two key ranges: every device's settings and the alert arm states.
+        // The arm states are read on a second thread while the settings load (after any migration of the layout).
+        try SettingsStore.prepareSchema(of: database)
+        let armStates = AlertStorage.startLoadingArmStates(database)
+        do {
+            settings = try SettingsStore(database: database)
+        } catch {
+            _ = try? armStates.value()
+            throw error
+        }
         do {
             alerts = try AlertService(
-                database: database, settings: settings, configuration: configuration.alerts, logger: logger.labeled("alerts"))
+                database: database, settings: settings, configuration: configuration.alerts,
+                logger: logger.labeled("alerts"), armStates: armStates)
         } catch {
+            _ = try? armStates.value()
             settings.close()
             throw error
         }

@@ -29,14 +29,20 @@ public final class AlertService: Sendable {
 
     let worker: AlertWorker
 
-    public init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
-                logger: Logger = .disabled) throws {
+    public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
+                            logger: Logger = .disabled) throws {
+        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil)
+    }
+
+    /// - Parameter armStates: the arm states, if the caller already started reading them (on another thread,
+    ///   while the settings loaded); read here otherwise.
+    init(database: Database, settings: SettingsStore, configuration: Configuration, logger: Logger,
+         armStates: BackgroundResult<AlertStorage.LoadedStates>?) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
-        // The arm states are read on a second thread (from the settings store's open if it read them ahead) while this
-        // one collects the rules.
-        let armStates = settings.takeArmStatePrefetch(for: database)
-            ?? BackgroundResult(name: "cw-alerts-load") { try AlertStorage.loadArmStates(database) }
+        // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
+        // collects the rules.
+        let armStates = armStates ?? AlertStorage.startLoadingArmStates(database)
         let prices: (lastPrices: [Symbol: ExactDecimal], clock: UInt64)
         do {
             prices = try AlertStorage.loadPricesAndClock(database)

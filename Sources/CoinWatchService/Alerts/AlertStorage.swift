@@ -76,6 +76,11 @@ enum AlertStorage {
         var unreadableDevices: [DeviceID] = []
     }
 
+    /// Starts `loadArmStates` on a thread of its own.
+    static func startLoadingArmStates(_ database: Database) -> BackgroundResult<LoadedStates> {
+        BackgroundResult(name: "cw-alerts-load") { try loadArmStates(database) }
+    }
+
     /// Every `alert:arm:` record, decoded.
     static func loadArmStates(_ database: Database) throws -> LoadedStates {
         var loaded = LoadedStates()

@@ -20,10 +20,12 @@ final class BackgroundResult<Value: Sendable>: Sendable {
         thread.start()
     }
 
-    /// Waits for the work and returns what it returned, or throws what it threw. Call it once.
+    /// Waits for the work and returns what it returned, or throws what it threw. Any number of calls: a failure
+    /// path can call it just to be sure the work no longer touches what it is about to close.
     func value() throws -> Value {
         finished.wait()
-        let result = outcome.withLock { $0.take() }
+        finished.signal()
+        let result = outcome.withLock { $0 }
         guard let result else {
             throw StoreError(code: .unknown, message: "background work finished without a result")
         }

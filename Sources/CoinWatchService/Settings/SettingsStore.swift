@@ -3,7 +3,6 @@ import CoinWatchProto
 import CoinWatchStore
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The service's single owner of device settings: every device's settings in memory, LevelDB as the store of
 /// record.
@@ -27,11 +26,6 @@ public final class SettingsStore: Sendable {
     let writer: SettingsWriter
     /// Entered before the writer thread starts, left when it returns, so any number of `close()` calls can join it.
     private let writerExited = DispatchGroup()
-    /// The alert service's arm states, read on a second thread while this store loads the settings, for the
-    /// `AlertService` that a server opens next on the same database (`takeArmStatePrefetch`): the two ranges are
-    /// most of a start-up, and reading them one after the other left a core idle.
-    private let armStatePrefetch: Mutex<(database: Database, states: BackgroundResult<AlertStorage.LoadedStates>)?>
-
     /// Opens the settings kept in `database`: checks (or, on a new store, writes) the schema version and loads
     /// every device's settings into memory, then starts the writer thread.
     ///
@@ -50,15 +44,8 @@ public final class SettingsStore: Sendable {
     ) throws(StoreError) {
         try options.validate()
         try Self.prepareSchema(of: database)
-        let prefetch = BackgroundResult(name: "cw-alerts-load") { try AlertStorage.loadArmStates(database) }
-        armStatePrefetch = Mutex((database, prefetch))
         let table = SettingsTable()
-        do {
-            try Self.load(from: database, into: table)
-        } catch {
-            _ = try? prefetch.value()
-            throw error
-        }
+        try Self.load(from: database, into: table)
         self.table = table
         self.queue = SettingsWriteQueue(limit: options.maxPendingWrites)
         self.writer = SettingsWriter(sink: sink, table: table, queue: queue, clock: clock)
@@ -96,14 +83,6 @@ public final class SettingsStore: Sendable {
         var stats = writer.statistics.withLock { $0 }
         stats.pendingWrites = queue.count
         return stats
-    }
-
-    /// The arm states read ahead while opening, once, if this store was opened on `database`.
-    func takeArmStatePrefetch(for database: Database) -> BackgroundResult<AlertStorage.LoadedStates>? {
-        armStatePrefetch.withLock { prefetch in
-            defer { prefetch = nil }
-            return prefetch?.database === database ? prefetch?.states : nil
-        }
     }
 
     static let wallClockMilliseconds: @Sendable () -> Int64 = {
