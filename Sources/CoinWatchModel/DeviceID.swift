@@ -25,6 +25,34 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     public var description: String { rawValue }
 
+    /// Whether `utf8` is a valid device id already in canonical form, that is, whether
+    /// `init(validating:)` would accept it and keep it verbatim. Lets a hot read path use
+    /// a request's bytes as they are, without building a `DeviceID`; for any other input
+    /// (including every invalid one) it is false and the caller validates as usual.
+    public static func isCanonical(utf8: UnsafeRawBufferPointer) -> Bool {
+        guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
+        for byte in utf8 where !isAllowed(byte) { return false }
+        guard utf8.count == 36 else { return true }
+        // A UUID's canonical form is lowercase with `-`; an id not shaped like a UUID is kept as is.
+        var isLowercaseUUID = true
+        for (index, byte) in utf8.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                if byte == UInt8(ascii: "-") { continue }
+                if byte == UInt8(ascii: "_") { isLowercaseUUID = false; continue }
+                return true
+            }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                continue
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                isLowercaseUUID = false
+            default:
+                return true
+            }
+        }
+        return isLowercaseUUID
+    }
+
     /// Whether the id is a UUID (whose canonical form is `8-4-4-4-12` lowercase hex).
     public var isUUID: Bool { Self.canonicalUUID(Array(rawValue.utf8)) == rawValue }
 

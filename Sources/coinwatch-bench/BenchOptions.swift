@@ -1,5 +1,13 @@
 import CoinWatchCommandLine
 
+/// How unary mode issues calls.
+enum UnaryClient: String {
+    /// Pre-encoded frames and a minimal reply parse, like `redis-benchmark`.
+    case raw
+    /// `RPCClientConnection.startUnary`, the path applications use.
+    case library
+}
+
 /// The benchmark's options, shared by both modes.
 struct BenchOptions {
     static let all: [OptionSpec] = [
@@ -12,6 +20,9 @@ struct BenchOptions {
         OptionSpec("warmup", .value(placeholder: "SECONDS"), default: "1", help: "Unmeasured run time before it."),
         OptionSpec("method", .value(placeholder: "get|save"), default: "get",
                    help: "get: GetSettings of existing devices; save: durable SaveSettings."),
+        OptionSpec("client", .value(placeholder: "raw|library"), default: "raw",
+                   help: "Unary mode: raw writes pre-encoded Call frames and reads End frames minimally; "
+                       + "library goes through RPCClientConnection."),
         OptionSpec("devices", .value(placeholder: "N"), help: "Distinct device ids (unary default 1000, alerts default 1000000)."),
         OptionSpec("subscribers", .value(placeholder: "N"), default: "100", help: "StreamPrices subscribers (stream mode)."),
         OptionSpec("rate", .value(placeholder: "TICKS_PER_S"), default: "0",
@@ -42,7 +53,7 @@ struct BenchOptions {
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
-              unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method
+              unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
             """)])
 
@@ -55,6 +66,7 @@ struct BenchOptions {
     var duration: Double
     var warmup: Double
     var method: String
+    var client: UnaryClient
     var devices: Int
     var subscribers: Int
     var rate: Double
@@ -93,6 +105,8 @@ struct BenchOptions {
         warmup = try seconds("warmup")
         method = parsed["method"]!
         guard method == "get" || method == "save" else { throw UsageError("--method must be get or save") }
+        guard let client = UnaryClient(rawValue: parsed["client"]!) else { throw UsageError("--client must be raw or library") }
+        self.client = client
         devices = parsed["devices"] == nil ? 0 : try positive("devices")
         subscribers = try positive("subscribers")
         rate = try seconds("rate")

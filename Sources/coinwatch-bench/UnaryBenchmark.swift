@@ -19,6 +19,66 @@ struct UnaryBenchmark {
         if options.method == "get" {
             try prepareDevices()
         }
+        let phase = Phase()
+        let drivers: [any UnaryLoad]
+        switch options.client {
+        case .library:
+            drivers = try connectLibraryDrivers(group: group, method: method, payloads: payloads, phase: phase)
+        case .raw:
+            drivers = try connectRawDrivers(group: group, method: method, payloads: payloads, phase: phase)
+        }
+        for driver in drivers {
+            _ = driver.eventLoop.execute { driver.start() }
+        }
+        sleepSeconds(options.warmup)
+        phase.set(.measuring)
+        let start = nowNanos()
+        sleepSeconds(options.duration)
+        phase.set(.stopping)
+        let elapsed = Double(nowNanos() - start) / 1e9
+        var histogram = LatencyHistogram()
+        var errors = 0
+        var firstError: String?
+        for driver in drivers {
+            let (samples, failures, message) = try runBlocking {
+                await withCheckedContinuation { continuation in
+                    _ = driver.eventLoop.execute {
+                        continuation.resume(returning: driver.collect())
+                    }
+                }
+            }
+            histogram.merge(samples)
+            errors += failures
+            if firstError == nil { firstError = message }
+        }
+        for driver in drivers {
+            _ = driver.eventLoop.execute { driver.close() }
+        }
+        let sorted = histogram.samples.sorted()
+        let rps = Double(histogram.count) / max(elapsed, 1e-9)
+        let p50 = histogram.percentile(0.50, sorted: sorted)
+        let p99 = histogram.percentile(0.99, sorted: sorted)
+        let p999 = histogram.percentile(0.999, sorted: sorted)
+        print("unary \(options.method): \(options.connections) connections × \(options.inFlight) in flight, "
+            + "\(options.client.rawValue) client, \(formatMillis(elapsed)) s")
+        print("  requests/s  \(Int(rps.rounded()))")
+        print("  latency ms  p50 \(formatMillis(p50))  p99 \(formatMillis(p99))  p999 \(formatMillis(p999))")
+        print("  errors      \(errors)\(firstError.map { " (first: \($0))" } ?? "")")
+        if options.json {
+            print("{\"mode\":\"unary\",\"method\":\"\(options.method)\",\"connections\":\(options.connections),"
+                + "\"in_flight\":\(options.inFlight),\"client\":\"\(options.client.rawValue)\","
+                + "\"duration_s\":\(formatMillis(elapsed)),\"requests\":\(histogram.count),"
+                + "\"requests_per_second\":\(Int(rps.rounded())),\"p50_ms\":\(formatMillis(p50)),\"p99_ms\":\(formatMillis(p99)),"
+                + "\"p999_ms\":\(formatMillis(p999)),\"errors\":\(errors)}")
+        }
+        return errors == 0 ? 0 : 1
+    }
+
+    /// One library connection per driver, each running `UnaryDriver`.
+    private func connectLibraryDrivers(
+        group: EventLoopGroup, method: String, payloads: [[UInt8]], phase: Phase
+    ) throws -> [any UnaryLoad] {
+        let options = self.options
         let connections = try runBlocking {
             try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
                 for _ in 0..<options.connections {
@@ -35,55 +95,35 @@ struct UnaryBenchmark {
                 return all
             }
         }
-        let phase = Phase()
-        // Each connection starts its own equal share of the devices, so together they visit every device once
+        // Each connection starts at its own equal share of the devices, so together they visit every device once
         // before any is visited twice (a save benchmark then seeds all `--devices` distinct devices).
-        let drivers = connections.enumerated().map { index, connection in
-            UnaryDriver(
-                connection: connection, method: method, payloads: payloads,
-                offset: index * payloads.count / connections.count, phase: phase)
+        return connections.enumerated().map { index, connection in
+            UnaryDriver(connection: connection, method: method, payloads: payloads, inFlight: options.inFlight,
+                        offset: index * payloads.count / connections.count, phase: phase)
         }
-        for driver in drivers {
-            driver.connection.eventLoop.execute { driver.start(count: options.inFlight) }
-        }
-        sleepSeconds(options.warmup)
-        phase.set(.measuring)
-        let start = nowNanos()
-        sleepSeconds(options.duration)
-        phase.set(.stopping)
-        let elapsed = Double(nowNanos() - start) / 1e9
-        var histogram = LatencyHistogram()
-        var errors = 0
-        var firstError: String?
-        for driver in drivers {
-            let (samples, failures, message) = try runBlocking {
-                await withCheckedContinuation { continuation in
-                    driver.connection.eventLoop.execute {
-                        continuation.resume(returning: driver.collect())
+    }
+
+    /// One plain connection per driver, each running `RawUnaryDriver`.
+    private func connectRawDrivers(
+        group: EventLoopGroup, method: String, payloads: [[UInt8]], phase: Phase
+    ) throws -> [any UnaryLoad] {
+        let options = self.options
+        let frames = try RawCallFrames(method: method, payloads: payloads)
+        let loops = (0..<options.connections).map { _ in group.next() }
+        return try runBlocking {
+            try await withThrowingTaskGroup(of: RawUnaryDriver.self) { tasks in
+                for (index, loop) in loops.enumerated() {
+                    tasks.addTask {
+                        try await RawUnaryDriver.connect(
+                            host: options.host, port: options.port, on: loop, frames: frames, inFlight: options.inFlight,
+                            offset: index * payloads.count / options.connections, phase: phase)
                     }
                 }
+                var all: [any UnaryLoad] = []
+                for try await driver in tasks { all.append(driver) }
+                return all
             }
-            histogram.merge(samples)
-            errors += failures
-            if firstError == nil { firstError = message }
         }
-        for connection in connections { connection.close() }
-        let sorted = histogram.samples.sorted()
-        let rps = Double(histogram.count) / max(elapsed, 1e-9)
-        let p50 = histogram.percentile(0.50, sorted: sorted)
-        let p99 = histogram.percentile(0.99, sorted: sorted)
-        let p999 = histogram.percentile(0.999, sorted: sorted)
-        print("unary \(options.method): \(options.connections) connections × \(options.inFlight) in flight, \(formatMillis(elapsed)) s")
-        print("  requests/s  \(Int(rps.rounded()))")
-        print("  latency ms  p50 \(formatMillis(p50))  p99 \(formatMillis(p99))  p999 \(formatMillis(p999))")
-        print("  errors      \(errors)\(firstError.map { " (first: \($0))" } ?? "")")
-        if options.json {
-            print("{\"mode\":\"unary\",\"method\":\"\(options.method)\",\"connections\":\(options.connections),"
-                + "\"in_flight\":\(options.inFlight),\"duration_s\":\(formatMillis(elapsed)),\"requests\":\(histogram.count),"
-                + "\"requests_per_second\":\(Int(rps.rounded())),\"p50_ms\":\(formatMillis(p50)),\"p99_ms\":\(formatMillis(p99)),"
-                + "\"p999_ms\":\(formatMillis(p999)),\"errors\":\(errors)}")
-        }
-        return errors == 0 ? 0 : 1
     }
 
     /// Saves a rule for every device the get benchmark reads, so reads find settings.
@@ -135,30 +175,46 @@ final class Phase: Sendable {
     var current: Value { Value(rawValue: value.load(ordering: .acquiring))! }
 }
 
-/// One connection's closed loop.
-final class UnaryDriver: @unchecked Sendable {
+/// One connection's closed loop, whichever client drives it. Every member is called on `eventLoop`.
+protocol UnaryLoad: AnyObject, Sendable {
+    var eventLoop: EventLoop { get }
+    /// Issues the first calls; each completion issues the next until the phase is `.stopping`.
+    func start()
+    /// The latencies of calls completed while measuring, the errors, and the first error's text.
+    func collect() -> (LatencyHistogram, Int, String?)
+    func close()
+}
+
+/// One connection's closed loop through the client library (`--client library`).
+final class UnaryDriver: UnaryLoad, @unchecked Sendable {
     // @unchecked Sendable: everything mutable is touched only on `connection.eventLoop`
     // (start, completions and collect all run there).
     let connection: RPCClientConnection
     let method: String
     let payloads: [[UInt8]]
     let phase: Phase
+    let inFlight: Int
     private var next: Int
     private var histogram = LatencyHistogram(capacity: 1 << 18)
     private var errors = 0
     private var firstError: String?
 
-    init(connection: RPCClientConnection, method: String, payloads: [[UInt8]], offset: Int, phase: Phase) {
+    init(connection: RPCClientConnection, method: String, payloads: [[UInt8]], inFlight: Int, offset: Int, phase: Phase) {
         self.connection = connection
         self.method = method
         self.payloads = payloads
+        self.inFlight = inFlight
         self.phase = phase
         self.next = offset % payloads.count
     }
 
-    func start(count: Int) {
-        for _ in 0..<count { issue() }
+    var eventLoop: EventLoop { connection.eventLoop }
+
+    func start() {
+        for _ in 0..<inFlight { issue() }
     }
+
+    func close() { connection.close() }
 
     private func issue() {
         let payload = payloads[next]

@@ -82,7 +82,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             }
         }
         calls[id] = call
-        let entries = metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let entries = metadata.isEmpty ? [] : metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let size = FrameEnvelope.callFrameSize(
             callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payloadCount: payload.count)
         payload.withUnsafeBytes { bytes in
@@ -117,10 +117,11 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             if let call = calls[id], case .stream(let onMessage, _) = call.pending { onMessage(payload) }
             return
         case .end(let id, let code, let message, let payload):
-            if let text = String(validating: message, as: UTF8.self) {
-                finishCall(id: id, error: code == 0 ? nil : RPCError(code: RPCError.Code(rawValue: code), message: text), payload: payload)
-                return
-            }
+            // FrameReader has checked that the message is UTF-8 without NUL; an OK status carries no text to keep.
+            let error = code == 0
+                ? nil : RPCError(code: RPCError.Code(rawValue: code), message: String(decoding: message, as: UTF8.self))
+            finishCall(id: id, error: error, payload: payload)
+            return
         case .call, nil:
             break
         }

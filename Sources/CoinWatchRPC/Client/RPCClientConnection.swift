@@ -69,6 +69,12 @@ public final class RPCClientConnection: Sendable {
     ) -> UInt64 {
         let id = makeCallID()
         let handler = self.handler
+        // Called on the loop (a load generator's completion starting the next call): no closure to allocate.
+        if eventLoop.inEventLoop {
+            handler.startCall(id: id, method: method, payload: payload, timeout: timeout, metadata: metadata,
+                              pending: .unary(completion))
+            return id
+        }
         onLoop {
             handler.startCall(id: id, method: method, payload: payload, timeout: timeout, metadata: metadata,
                               pending: .unary(completion))

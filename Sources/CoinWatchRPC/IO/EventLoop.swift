@@ -56,6 +56,8 @@ public final class EventLoop: @unchecked Sendable {
     private var runningJobs: [Job] = []
     /// Counters for diagnostics and tests.
     var stats = Statistics()
+    /// `Sys.monotonicNanoseconds()` as first read in this iteration; 0 until then.
+    private var iterationNanos: Int64 = 0
     /// Set when the loop begins to stop; registrations are refused from then on.
     private(set) var isStopping = false
 
@@ -183,6 +185,7 @@ public final class EventLoop: @unchecked Sendable {
                 fatalError("event loop \(name): \(error)")
             }
             stats.iterations &+= 1
+            iterationNanos = 0
             for index in 0..<ready {
                 let (events, token) = epoll.event(at: index)
                 dispatch(events, token: token)
@@ -192,6 +195,17 @@ public final class EventLoop: @unchecked Sendable {
             if stopRequested { break }
         }
         shutDownOnLoop()
+    }
+
+    /// The monotonic clock read once per loop iteration: for bookkeeping that happens per
+    /// frame but needs only coarse time (idle timeouts), so that a busy loop does not read
+    /// the clock for every frame. Lags real time by at most the iteration's run time.
+    /// Loop thread only.
+    func iterationNanoseconds() -> Int64 {
+        if iterationNanos == 0 {
+            iterationNanos = Sys.monotonicNanoseconds()
+        }
+        return iterationNanos
     }
 
     /// Runs the jobs in the inbox; returns whether a stop was requested.

@@ -5,7 +5,8 @@ import CoinWatchProto
 /// Four shapes cover what CoinWatch needs without paying for what a method does
 /// not use:
 /// - `unary(_:inline:)` runs on the connection's event loop and returns at once.
-///   For in-memory reads; it must never block.
+///   For in-memory reads; it must never block. `unary(_:inlineBytes:)` is the same
+///   working on the request's bytes, for the hottest reads; neither allocates a call.
 /// - `unary(_:deferred:)` hands the call to other machinery (a writer thread, say)
 ///   that answers later from any thread through a `UnaryResponder`.
 /// - `unary(_:async:)` runs as a Swift task, for handlers written with `await`.
@@ -20,8 +21,18 @@ public struct RPCMethod: Sendable {
 
     enum Kind: Sendable {
         case unary(@Sendable (_ payload: UnsafeRawBufferPointer, _ responder: UnaryResponder<RawPayload>) -> Void)
+        /// Answered before the handler returns: the connection writes the `End` itself,
+        /// with no call object, responder or call-table entry.
+        case inline(InlineHandler)
         case serverStream(@Sendable (_ payload: UnsafeRawBufferPointer, _ stream: ServerStream) -> Void)
     }
+
+    /// A handler that answers on the event loop before returning: it calls `respond` once
+    /// with the encoded response, or throws. The response bytes are copied into the `End`
+    /// frame during `respond`, so they may be borrowed (from a cache, under a lock).
+    public typealias InlineHandler = @Sendable (
+        _ payload: UnsafeRawBufferPointer, _ context: ServerContext, _ respond: (UnsafeRawBufferPointer) -> Void
+    ) throws(RPCError) -> Void
 
     var isStreaming: Bool {
         if case .serverStream = kind { return true }
@@ -50,7 +61,11 @@ public struct RawPayload: WireMessage {
 
 extension RPCMethod {
     /// Decodes a request, mapping failure to the INVALID_ARGUMENT the protocol promises.
-    static func decode<Request: WireMessage>(_ type: Request.Type, _ payload: UnsafeRawBufferPointer) throws(RPCError) -> Request {
+    /// Public for `inlineBytes` handlers, which read their request themselves and fall
+    /// back to this for inputs their shortcut does not take.
+    public static func decode<Request: WireMessage>(
+        _ type: Request.Type, _ payload: UnsafeRawBufferPointer
+    ) throws(RPCError) -> Request {
         do {
             return try Request(serializedBytes: payload, maxBytes: WireLimits.defaultMaxMessageBytes)
         } catch {
@@ -63,14 +78,10 @@ extension RPCMethod {
         _ method: WireMethod<Request, Response>,
         inline handler: @escaping @Sendable (Request, ServerContext) throws(RPCError) -> Response
     ) -> RPCMethod {
-        RPCMethod(path: method.path, kind: .unary { payload, responder in
-            do throws(RPCError) {
-                let request = try decode(Request.self, payload)
-                let response = try handler(request, responder.context)
-                responder.succeed(RawPayload(bytes: response.serializedBytes()))
-            } catch {
-                responder.fail(error)
-            }
+        RPCMethod(path: method.path, kind: .inline { payload, context, respond throws(RPCError) in
+            let request = try decode(Request.self, payload)
+            let response = try handler(request, context)
+            response.serializedBytes().withUnsafeBytes(respond)
         })
     }
 
@@ -81,14 +92,21 @@ extension RPCMethod {
         _ method: WireMethod<Request, Response>,
         inlineEncoded handler: @escaping @Sendable (Request, ServerContext) throws(RPCError) -> [UInt8]
     ) -> RPCMethod {
-        RPCMethod(path: method.path, kind: .unary { payload, responder in
-            do throws(RPCError) {
-                let request = try decode(Request.self, payload)
-                responder.succeed(RawPayload(bytes: try handler(request, responder.context)))
-            } catch {
-                responder.fail(error)
-            }
+        RPCMethod(path: method.path, kind: .inline { payload, context, respond throws(RPCError) in
+            let request = try decode(Request.self, payload)
+            try handler(request, context).withUnsafeBytes(respond)
         })
+    }
+
+    /// A unary method answered on the event loop straight from the request's bytes:
+    /// for the hottest reads, where decoding the request into a message and copying
+    /// out the response show in profiles. The handler validates the payload itself
+    /// (see `decode` for the fallback) and calls `respond` once with the encoded
+    /// `Response`, or throws.
+    public static func unary<Request, Response>(
+        _ method: WireMethod<Request, Response>, inlineBytes handler: @escaping InlineHandler
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .inline(handler))
     }
 
     /// A unary method answered later, from any thread, through the responder.

@@ -45,7 +45,7 @@ public final class RPCServer: Sendable {
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
     /// Live counters.
-    public var stats: ServerStats { shared.counters.snapshot }
+    public var stats: ServerStats { shared.stats }
 
     /// Graceful shutdown, as `docs/PROTOCOL.md` §6 describes: stop accepting, send
     /// every connection `GoAway`, end streams with UNAVAILABLE, give unary calls

@@ -21,6 +21,8 @@ final class ServerConnection: ConnectionDelegate {
     let eventLoop: EventLoop
     let shared: ServerShared
     let peer: String
+    /// This connection's loop's table, which holds the loop's call counter.
+    private let loopTable: LoopConnections
     private(set) var state = State.awaitingHello
     private var calls: [UInt64: ServerCall] = [:]
     private var handshakeTimer: TimerHandle?
@@ -31,12 +33,17 @@ final class ServerConnection: ConnectionDelegate {
     private var authToken = ""
     private var pingTokens: Double
     private var pingRefillNanos: Int64
+    /// Per method (indexed like `shared.methodList`), filled on first use: the handler
+    /// of an inline method and the context shared by its calls that carry no metadata
+    /// and no deadline (see `InlineMethod`).
+    private var inlineMethods: [InlineMethod?] = []
 
     init(connection: Connection, shared: ServerShared) {
         self.connection = connection
         self.eventLoop = connection.eventLoop
         self.shared = shared
         self.peer = connection.peerAddress() ?? "unknown"
+        self.loopTable = shared.table(for: connection.eventLoop)
         self.lastFrameNanos = Sys.monotonicNanoseconds()
         self.pingTokens = Double(shared.configuration.pingBurst)
         self.pingRefillNanos = lastFrameNanos
@@ -59,9 +66,15 @@ final class ServerConnection: ConnectionDelegate {
 
     func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
         guard state != .closed else { return }
-        lastFrameNanos = Sys.monotonicNanoseconds()
+        lastFrameNanos = eventLoop.iterationNanoseconds()
         if state != .awaitingHello, let fast = FrameReader.read(body), case .call(let id, let path, let timeout, let payload) = fast,
-           let method = shared.method(path: path) {
+           let index = shared.methodIndex(path: path) {
+            if timeout == 0, state == .ready, let inline = inlineMethod(index) {
+                guard admit(id: id) else { return }
+                runInline(id: id, handler: inline.handler, context: inline.context, payload: payload)
+                return
+            }
+            let method = shared.methodList[index]
             startCall(id: id, method: method, path: method.path, timeoutMs: timeout, metadata: [:], payload: payload)
             return
         }
@@ -189,47 +202,57 @@ final class ServerConnection: ConnectionDelegate {
 
     // MARK: Calls
 
-    /// Starts a call to `method` (nil when no method has that `path`).
-    private func startCall(id: UInt64, method: RPCMethod?, path: String, timeoutMs: UInt64, metadata: [String: String],
-                           payload: UnsafeRawBufferPointer) {
+    /// Checks a new call id against the protocol's rules and the connection's limits;
+    /// false after answering the call with the error `End`.
+    private func admit(id: UInt64) -> Bool {
         guard id != 0 else {
             sendEnd(callID: 0, code: .invalidArgument, message: "call id 0 is reserved")
-            return
+            return false
         }
-        guard calls[id] == nil else {
+        guard calls.isEmpty || calls[id] == nil else {
             sendEnd(callID: id, code: .invalidArgument, message: "call id \(id) is already in use")
-            return
+            return false
         }
         guard state == .ready else {
             sendEnd(callID: id, code: .unavailable, message: "the server is shutting down; no new calls on this connection")
-            return
+            return false
         }
         guard calls.count < configuration.maxConcurrentCallsPerConnection else {
             sendEnd(callID: id, code: .resourceExhausted,
                     message: "more than \(configuration.maxConcurrentCallsPerConnection) calls in flight on this connection")
-            return
+            return false
         }
+        return true
+    }
+
+    /// Starts a call to `method` (nil when no method has that `path`).
+    private func startCall(id: UInt64, method: RPCMethod?, path: String, timeoutMs: UInt64, metadata: [String: String],
+                           payload: UnsafeRawBufferPointer) {
+        guard admit(id: id) else { return }
         guard let method else {
             sendEnd(callID: id, code: .unimplemented, message: "unknown method '\(path)'")
             return
         }
-        highestCallID = max(highestCallID, id)
-        shared.counters.startedCalls.add(1, ordering: .relaxed)
-        shared.counters.liveCalls.add(1, ordering: .relaxed)
         var deadline: ContinuousClock.Instant?
         if timeoutMs > 0 {
             deadline = .now + .milliseconds(Int64(clamping: timeoutMs))
         }
         let context = ServerContext(
             method: method.path, metadata: metadata, deadline: deadline, peer: peer, authToken: authToken)
-        let call = ServerCall(id: id, connection: self, context: context, isStreaming: method.isStreaming)
+        let call: ServerCall
         switch method.kind {
+        case .inline(let handler):
+            // Done before a deadline could pass: no call object, no timer.
+            runInline(id: id, handler: handler, context: context, payload: payload)
+            return
         case .unary(let handler):
+            call = startedCall(id: id, context: context, isStreaming: false)
             handler(payload, UnaryResponder(call: call))
         case .serverStream(let handler):
+            call = startedCall(id: id, context: context, isStreaming: true)
             handler(payload, ServerStream(call: call))
         }
-        // Answered inline: nothing to track.
+        // Answered before the handler returned: nothing to track.
         guard !call.isFinished else { return }
         calls[id] = call
         call.isRegistered = true
@@ -241,6 +264,50 @@ final class ServerConnection: ConnectionDelegate {
                 call.terminate(RPCError(code: .deadlineExceeded, message: "deadline of \(timeout) ms exceeded"), sendEnd: true)
             }
         }
+    }
+
+    private func startedCall(id: UInt64, context: ServerContext, isStreaming: Bool) -> ServerCall {
+        highestCallID = max(highestCallID, id)
+        loopTable.startedCalls.add(1, ordering: .relaxed)
+        shared.counters.liveCalls.add(1, ordering: .relaxed)
+        return ServerCall(id: id, connection: self, context: context, isStreaming: isStreaming)
+    }
+
+    /// Runs an admitted inline call and sends its `End`. Such a call starts and ends
+    /// within this function, so it is counted as started but never as live.
+    private func runInline(id: UInt64, handler: RPCMethod.InlineHandler, context: ServerContext,
+                           payload: UnsafeRawBufferPointer) {
+        highestCallID = max(highestCallID, id)
+        loopTable.startedCalls.add(1, ordering: .relaxed)
+        var answered = false
+        do throws(RPCError) {
+            try handler(payload, context) { response in
+                guard !answered else { return }
+                answered = true
+                sendEnd(callID: id, code: .ok, message: "", payload: response)
+            }
+            if !answered {
+                sendEnd(callID: id, code: .internal, message: "the handler of \(context.method) returned without an answer")
+            }
+        } catch {
+            if !answered { sendEnd(callID: id, code: error.code, message: error.message) }
+        }
+        if state == .draining { closeWhenDrained() }
+    }
+
+    /// The inline method at `index` of `shared.methodList` as this connection calls it;
+    /// nil when that method is not inline.
+    private func inlineMethod(_ index: Int) -> InlineMethod? {
+        if inlineMethods.isEmpty {
+            inlineMethods = Array(repeating: nil, count: shared.methodList.count)
+        }
+        if let method = inlineMethods[index] { return method }
+        let method = shared.methodList[index]
+        guard case .inline(let handler) = method.kind else { return nil }
+        let context = ServerContext(method: method.path, peer: peer, authToken: authToken)
+        let inline = InlineMethod(handler: handler, context: context)
+        inlineMethods[index] = inline
+        return inline
     }
 
     /// Called by a call finishing: sends its `End` and forgets it.

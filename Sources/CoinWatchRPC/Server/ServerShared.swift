@@ -11,8 +11,11 @@ internal import Glibc
 final class ServerShared: Sendable {
     let configuration: RPCServer.Configuration
     let methods: [String: RPCMethod]
-    /// The methods with their paths as bytes, for lookup straight from a frame.
-    let methodsByBytes: [(path: [UInt8], method: RPCMethod)]
+    /// The methods in a fixed order, and their paths as bytes at the same indices, for
+    /// lookup straight from a frame: comparing bytes at an index touches no reference
+    /// counts, where walking an array of `RPCMethod`s would retain each closure.
+    let methodList: [RPCMethod]
+    private let methodPaths: [[UInt8]]
     let welcome: V1.Welcome
     let counters = ServerCounters()
     let logger: Logger
@@ -31,7 +34,8 @@ final class ServerShared: Sendable {
             table[method.path] = method
         }
         self.methods = table
-        self.methodsByBytes = table.map { (Array($0.key.utf8), $0.value) }
+        self.methodList = table.keys.sorted().map { table[$0]! }
+        self.methodPaths = methodList.map { Array($0.path.utf8) }
         self.welcome = V1.Welcome(
             protocolVersion: RPCProtocol.version, serverName: configuration.serverName,
             serverVersion: configuration.serverVersion, maxFrameBytes: UInt32(clamping: configuration.maxFrameBytes),
@@ -43,15 +47,21 @@ final class ServerShared: Sendable {
         self.tables = group.loops.map { LoopConnections(loop: $0) }
     }
 
-    /// The method whose path is `bytes`, without making a String.
-    func method(path bytes: UnsafeRawBufferPointer) -> RPCMethod? {
-        for entry in methodsByBytes where entry.path.count == bytes.count {
-            let equal = entry.path.withUnsafeBytes { path in
+    /// The index in `methodList` of the method whose path is `bytes`, without making a String.
+    func methodIndex(path bytes: UnsafeRawBufferPointer) -> Int? {
+        for index in methodPaths.indices where methodPaths[index].count == bytes.count {
+            let equal = methodPaths[index].withUnsafeBytes { path in
                 bytes.isEmpty || memcmp(path.baseAddress!, bytes.baseAddress!, bytes.count) == 0
             }
-            if equal { return entry.method }
+            if equal { return index }
         }
         return nil
+    }
+
+    var stats: ServerStats {
+        var stats = counters.snapshot
+        stats.startedCalls += tables.reduce(0) { $0 + $1.startedCalls.load(ordering: .relaxed) }
+        return stats
     }
 
     var isShuttingDown: Bool { shuttingDown.load(ordering: .acquiring) }
@@ -98,12 +108,19 @@ final class ServerShared: Sendable {
     }
 }
 
-/// The open connections of one loop.
+/// The open connections of one loop, and the loop's share of the call counter.
 final class LoopConnections: @unchecked Sendable {
     // @unchecked Sendable: `connections` is read and written only on `loop`'s
-    // thread (accept, close and shutdown all run as jobs on that loop).
+    // thread (accept, close and shutdown all run as jobs on that loop);
+    // `startedCalls` is atomic.
     let loop: EventLoop
     var connections: [ObjectIdentifier: ServerConnection] = [:]
+    /// Calls started on this loop. Counted per loop rather than in `ServerCounters`:
+    /// one counter written by every loop for every call bounced its cache line
+    /// between cores.
+    let startedCalls = Atomic<Int>(0)
+    /// Keeps the counter off the cache line of the next loop's table.
+    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     init(loop: EventLoop) {
         self.loop = loop

@@ -22,6 +22,7 @@ final class ServerCounters: Sendable {
     let openConnections = Atomic<Int>(0)
     let liveCalls = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
+    /// Calls started outside the loops' own counters (`LoopConnections.startedCalls`).
     let startedCalls = Atomic<Int>(0)
     let rejectedConnections = Atomic<Int>(0)
 

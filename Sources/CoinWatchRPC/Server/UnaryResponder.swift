@@ -40,16 +40,3 @@ public struct UnaryResponder<Response: WireMessage>: Sendable {
         UnaryResponder<Other>(call: call)
     }
 }
-
-extension UnaryResponder where Response == RawPayload {
-    func succeed(_ response: RawPayload) {
-        if call.eventLoop.inEventLoop {
-            response.bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
-        } else {
-            let call = self.call
-            call.eventLoop.execute {
-                response.bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
-            }
-        }
-    }
-}

@@ -6,8 +6,8 @@ extension SettingsStore {
     /// writes handed to the group-committing writer and answered from its thread.
     public var methods: [RPCMethod] {
         [
-            .unary(V1.CoinWatch.getSettings, inlineEncoded: { request, _ throws(RPCError) in
-                try self.getSettingsEncoded(request).get()
+            .unary(V1.CoinWatch.getSettings, inlineBytes: { payload, _, respond throws(RPCError) in
+                try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
                 self.save(request) { result in

@@ -79,23 +79,45 @@ enum SettingsRecord {
 
     /// The `GetSettingsResponse` carrying `record`: field 1, length-delimited.
     static func encodedResponse(wrapping record: UnsafeRawBufferPointer) -> [UInt8] {
-        var header: [UInt8] = [0x0A]
-        var length = UInt64(record.count)
-        while length >= 0x80 {
-            header.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
-        }
-        header.append(UInt8(length))
-        return [UInt8](unsafeUninitializedCapacity: header.count + record.count) { buffer, initialized in
-            for (index, byte) in header.enumerated() { buffer[index] = byte }
-            if let base = record.baseAddress, let target = buffer.baseAddress {
-                (target + header.count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: record.count)
-            }
-            initialized = header.count + record.count
+        [UInt8](unsafeUninitializedCapacity: responseSize(wrapping: record)) { buffer, initialized in
+            initialized = writeResponse(wrapping: record, into: UnsafeMutableRawBufferPointer(buffer))
         }
     }
 
-    /// The settings record inside an `encodedResponse(wrapping:)`.
+    /// The size of `encodedResponse(wrapping: record)`.
+    static func responseSize(wrapping record: UnsafeRawBufferPointer) -> Int {
+        1 + varintSize(UInt64(record.count)) + record.count
+    }
+
+    /// Writes `encodedResponse(wrapping: record)` into `buffer` (at least `responseSize` bytes); returns its size.
+    static func writeResponse(wrapping record: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var index = 0
+        buffer[index] = 0x0A
+        index += 1
+        var length = UInt64(record.count)
+        while length >= 0x80 {
+            buffer[index] = UInt8(truncatingIfNeeded: length) | 0x80
+            index += 1
+            length >>= 7
+        }
+        buffer[index] = UInt8(length)
+        index += 1
+        if let base = record.baseAddress, !record.isEmpty {
+            (buffer.baseAddress! + index).copyMemory(from: base, byteCount: record.count)
+        }
+        return index + record.count
+    }
+
+    private static func varintSize(_ value: UInt64) -> Int {
+        var size = 1
+        var rest = value >> 7
+        while rest != 0 {
+            size += 1
+            rest >>= 7
+        }
+        return size
+    }
+
     static func record(inResponse response: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         var reader = Reader(response)
         guard reader.take(0x0A), let record = reader.lengthDelimited(), reader.isAtEnd else { return nil }

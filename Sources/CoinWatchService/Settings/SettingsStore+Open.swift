@@ -49,7 +49,6 @@ extension SettingsStore {
         let prefixLength = StorageLayout.settingsPrefix.count
         var rules: [RuleRecord] = []
         var symbols = SymbolCache()
-        var pending = [[(key: String, entry: SettingsTable.Entry)]](repeating: [], count: SettingsTable.shardCount)
         do {
             try database.forEachRaw(prefix: StorageLayout.settingsPrefix) { key, value in
                 let idBytes = UnsafeRawBufferPointer(rebasing: key[prefixLength...])
@@ -63,7 +62,7 @@ extension SettingsStore {
                     if let rule = AlertStorage.ruleRecord(device, symbolBytes, below, above, &symbols) { rules.append(rule) }
                 }
                 if canonical {
-                    pending[SettingsTable.shardIndex(for: idText)].append((idText, SettingsTable.Entry(canonicalRecord: value)))
+                    table.insertLoaded(idBytes, canonicalRecord: value)
                     return .continue
                 }
                 rules.removeSubrange(start...)
@@ -76,13 +75,12 @@ extension SettingsStore {
                 guard settings.deviceID == idText else {
                     throw corrupt(database, Array(key), "the value names device '\(settings.deviceID)'")
                 }
-                pending[SettingsTable.shardIndex(for: idText)].append((idText, SettingsTable.Entry(settings: settings)))
+                table.set(idText, settings)
                 for (symbol, rule) in AlertStorage.rules(of: settings) {
                     rules.append(RuleRecord(device: device, symbol: symbol, rule: rule))
                 }
                 return .continue
             }
-            table.fill(pending)
             table.rulesAtLoad.withLock { $0 = rules }
         } catch let error as StoreError {
             throw error

@@ -40,6 +40,40 @@ extension SettingsStore {
         return .success(bytes)
     }
 
+    /// `GetSettings` straight from the request's bytes, answered through `respond` with the
+    /// response encoded when the settings were published.
+    ///
+    /// A request of the plain shape (only `device_id`, once, already canonical) is read in
+    /// place and looked up without decoding it or copying the response; any other request,
+    /// including every invalid one, is decoded and answered as by `getSettingsEncoded(_:)`.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for an undecodable request or a bad device id, `NOT_FOUND`
+    ///   when the device has no settings.
+    public func getSettingsEncoded(
+        serializedRequest payload: UnsafeRawBufferPointer, respond: (UnsafeRawBufferPointer) -> Void
+    ) throws(RPCError) {
+        if let id = Self.plainDeviceID(payload) {
+            guard table.withEncodedResponse(id, respond) else {
+                let device = String(decoding: id, as: UTF8.self)
+                throw RPCError(code: .notFound, message: "no settings for device '\(device)'")
+            }
+            return
+        }
+        let request = try RPCMethod.decode(V1.GetSettingsRequest.self, payload)
+        try getSettingsEncoded(request).get().withUnsafeBytes(respond)
+    }
+
+    /// The device id of a `GetSettingsRequest` encoded as exactly its one field, when that
+    /// id is valid and canonical; nil otherwise.
+    private static func plainDeviceID(_ payload: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var cursor = ProtobufCursor(payload)
+        guard let (field, wireType) = cursor.tag(), field == 1, wireType == 2, let id = cursor.delimited(), cursor.isAtEnd,
+              DeviceID.isCanonical(utf8: id) else {
+            return nil
+        }
+        return id
+    }
+
     /// A copy of every device's settings, in no particular order. Changes committed while it runs may or may not be
     /// included; to follow changes from a consistent starting point use `observeChanges(initial:onChange:)`.
     public func allSettings() -> [V1.Settings] {

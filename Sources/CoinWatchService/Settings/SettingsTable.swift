@@ -1,114 +1,132 @@
 import CoinWatchAlertEngine
 import CoinWatchProto
-import Dispatch
 import Synchronization
 
 /// Every device's committed settings in memory, split into shards each behind its own lock.
 ///
 /// Event-loop threads read it on every `GetSettings`, so a read must neither wait for the writer for long nor
 /// contend with other readers: with 64 shards two lookups rarely take the same lock, and each lock is held only
-/// for one dictionary lookup and a copy-on-write copy of the value (a reference-count increment). The writer
-/// thread is the only one that changes it, and only with values already on stable storage.
+/// for one lookup and a copy of the response bytes. The writer thread is the only one that changes it, and only
+/// with values already on stable storage. Keys are canonical device ids as UTF-8 bytes (`DeviceTable`): one
+/// hash of the bytes picks the shard (high bits) and the bucket (low bits).
+///
+/// Each device's blob is its encoded `GetSettingsResponse`, so reads are answered with those bytes and the hot
+/// path never runs the encoder. Its value is the decoded settings once something needed them as a message:
+/// entries loaded from the store start with only the response (the stored record behind a short header, see
+/// `SettingsRecord`) and are decoded on first use; entries published by the writer carry both.
 final class SettingsTable: Sendable {
+    /// A device's settings as a message, boxed so that a table item stays small: a million of them are what a
+    /// start-up spends its time allocating and faulting in.
+    final class Decoded: Sendable {
+        let settings: V1.Settings
+
+        init(_ settings: V1.Settings) {
+            self.settings = settings
+        }
+    }
+
     /// One lock and the settings whose device id hashes to it.
     final class Shard: Sendable {
-        let entries = Mutex<[String: Entry]>([:])
+        let entries = Mutex<DeviceTable<Decoded?>>(DeviceTable())
         /// Keeps neighbouring shards' lock words off each other's cache line, so uncontended readers of two
         /// shards do not slow each other down.
         private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     }
 
-    /// A device's `GetSettingsResponse`, which reads are answered with so the hot path never runs the encoder, and
-    /// the settings it carries once something needed them as a message.
-    ///
-    /// Entries loaded from the store start with only the response (the stored record behind a short header, see
-    /// `SettingsRecord`); the message is decoded on first use and kept. Entries published by the writer carry both.
-    struct Entry: Sendable {
-        let encodedResponse: [UInt8]
-        /// Boxed so that an entry is two words: a million of them fill the shards' tables, and the table's size is
-        /// what a load spends its time faulting in and rehashing.
-        var decoded: Decoded?
-
-        /// The decoded settings, shared by copies of the entry.
-        final class Decoded: Sendable {
-            let settings: V1.Settings
-
-            init(_ settings: V1.Settings) {
-                self.settings = settings
-            }
-        }
-
-        /// An entry for a loaded record already checked by `SettingsRecord.scan`.
-        init(canonicalRecord record: UnsafeRawBufferPointer) {
-            encodedResponse = SettingsRecord.encodedResponse(wrapping: record)
-            decoded = nil
-        }
-
-        init(settings: V1.Settings) {
-            encodedResponse = V1.GetSettingsResponse(settings: settings).serializedBytes()
-            decoded = Decoded(settings)
-        }
-
-        /// The settings, decoding the response once if needed.
-        mutating func decodedSettings() -> V1.Settings? {
-            if let decoded { return decoded.settings }
-            // A canonical record always decodes (the scan accepts a subset of what the decoder accepts); should it
-            // ever not, the device reads as having no settings rather than stopping the process.
-            guard let settings = try? V1.GetSettingsResponse(serializedBytes: encodedResponse).settings else {
-                return nil
-            }
-            decoded = Decoded(settings)
-            return settings
-        }
-    }
-
     static let shardCount = 64
-    private let shards: [Shard] = (0..<SettingsTable.shardCount).map { _ in Shard() }
+    private let shards: [Shard]
+    /// `shards`, unretained: event loops on every core look shards up for every read, and
+    /// retaining a shared object from several cores bounces its reference count's cache
+    /// line between them. `shards` keeps each one alive as long as the table.
+    private let shardReferences: [Unmanaged<Shard>]
+    /// The key of `DeviceTable.hash`, random per process.
+    private let seed = UInt64.random(in: .min ... .max)
 
     /// Every device's rules as read while loading, in key order, until the first change after the load makes them
     /// stale (`set` drops them): the alert service's start-up takes them instead of parsing every record again.
     let rulesAtLoad = Mutex<[RuleRecord]?>(nil)
 
-    private func shard(for key: String) -> Shard {
-        shards[Self.shardIndex(for: key)]
+    init() {
+        shards = (0..<Self.shardCount).map { _ in Shard() }
+        shardReferences = shards.map { Unmanaged.passUnretained($0) }
     }
 
-    /// Which shard holds `key`. Hash values differ between processes; that is fine for a structure that lives in one.
-    static func shardIndex(for key: String) -> Int {
-        key.hashValue & (shardCount - 1)
+    /// Runs `body` with the table of the shard that `hash` picks, under its lock.
+    private func withShard<Result>(for hash: UInt64, _ body: (inout DeviceTable<Decoded?>) -> Result) -> Result {
+        shardReferences[Int(truncatingIfNeeded: hash >> 58) & (Self.shardCount - 1)]._withUnsafeGuaranteedRef { shard in
+            shard.entries.withLock { body(&$0) }
+        }
+    }
+
+    private func withKey<Result>(_ key: String, _ body: (UnsafeRawBufferPointer, UInt64) -> Result) -> Result {
+        var key = key
+        return key.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            return body(bytes, DeviceTable<Decoded?>.hash(bytes, seed: seed))
+        }
+    }
+
+    /// The settings of an entry, decoding its response once if needed.
+    private static func settings(_ decoded: inout Decoded?, response: UnsafeRawBufferPointer) -> V1.Settings? {
+        if let decoded { return decoded.settings }
+        // A canonical record always decodes (the load's scan accepts a subset of what the decoder accepts); should
+        // it ever not, the device reads as having no settings rather than stopping the process.
+        guard let settings = try? V1.GetSettingsResponse(serializedBytes: response).settings else { return nil }
+        decoded = Decoded(settings)
+        return settings
     }
 
     /// The committed settings of the device with canonical id `key`.
     func get(_ key: String) -> V1.Settings? {
-        shard(for: key).entries.withLock { entries in
-            guard let index = entries.index(forKey: key) else { return nil }
-            return entries.values[index].decodedSettings()
+        withKey(key) { bytes, hash in
+            withShard(for: hash) { table in
+                table.withValue(forKey: bytes, hash: hash) { Self.settings(&$0, response: $1) } ?? nil
+            }
         }
     }
 
     /// The encoded `GetSettingsResponse` of the device with canonical id `key`.
     func encodedResponse(_ key: String) -> [UInt8]? {
-        shard(for: key).entries.withLock { $0[key]?.encodedResponse }
+        withKey(key) { bytes, hash in
+            withShard(for: hash) { table in
+                var response: [UInt8]?
+                _ = table.withBlob(forKey: bytes, hash: hash) { response = Array($0) }
+                return response
+            }
+        }
+    }
+
+    /// Calls `body` with the encoded `GetSettingsResponse` of the device whose canonical id is the UTF-8 `key`,
+    /// under its shard's lock (so `body` must be short: a copy into an output buffer); false, without calling
+    /// `body`, when the device has no settings.
+    func withEncodedResponse(_ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void) -> Bool {
+        let hash = DeviceTable<Decoded?>.hash(key, seed: seed)
+        return withShard(for: hash) { $0.withBlob(forKey: key, hash: hash, body) }
     }
 
     /// Replaces (or, with `nil`, removes) a device's settings. Writer thread only, after the value is durable.
     func set(_ key: String, _ value: V1.Settings?) {
-        let entry = value.map { Entry(settings: $0) }
+        let response = value.map { V1.GetSettingsResponse(settings: $0).serializedBytes() }
         rulesAtLoad.withLock { $0 = nil }
-        shard(for: key).entries.withLock { $0[key] = entry }
+        withKey(key) { bytes, hash in
+            if let value, let response {
+                response.withUnsafeBytes { blob in
+                    withShard(for: hash) { $0.set(bytes, hash: hash, value: Decoded(value), blob: blob) }
+                }
+            } else {
+                withShard(for: hash) { $0.remove(bytes, hash: hash) }
+            }
+        }
     }
 
-    /// Adds a load's entries, gathered per shard (`shardIndex(for:)`) with distinct keys: each shard's table is sized
-    /// once and filled under one lock, two shards at a time. Load only, before the table is shared.
-    func fill(_ pending: [[(key: String, entry: Entry)]]) {
-        precondition(pending.count == Self.shardCount, "fill takes one list per shard")
-        let shards = self.shards
-        DispatchQueue.concurrentPerform(iterations: Self.shardCount) { index in
-            shards[index].entries.withLock { entries in
-                entries.reserveCapacity(entries.count + pending[index].count)
-                for (key, entry) in pending[index] {
-                    entries[key] = entry
-                }
+    /// Adds a device loaded from the store whose record `SettingsRecord.scan` accepted: its response is the record
+    /// behind a short header, written straight into the table, and nothing is decoded. Load only.
+    func insertLoaded(_ key: UnsafeRawBufferPointer, canonicalRecord record: UnsafeRawBufferPointer) {
+        let hash = DeviceTable<Decoded?>.hash(key, seed: seed)
+        let size = SettingsRecord.responseSize(wrapping: record)
+        withShard(for: hash) { table in
+            table.set(key, hash: hash, value: nil, blobCount: size) { blob in
+                _ = SettingsRecord.writeResponse(wrapping: record, into: blob)
             }
         }
     }
@@ -118,12 +136,10 @@ final class SettingsTable: Sendable {
     /// records themselves instead of decoding every device's settings.
     func forEachRecord(_ body: (_ key: String, _ record: UnsafeRawBufferPointer) -> Void) {
         for shard in shards {
-            shard.entries.withLock { entries in
-                for (key, entry) in entries {
-                    entry.encodedResponse.withUnsafeBytes { response in
-                        if let record = SettingsRecord.record(inResponse: response) {
-                            body(key, record)
-                        }
+            shard.entries.withLock { table in
+                table.forEach { key, _, response in
+                    if let record = SettingsRecord.record(inResponse: response) {
+                        body(String(decoding: key, as: UTF8.self), record)
                     }
                 }
             }
@@ -135,11 +151,9 @@ final class SettingsTable: Sendable {
     func all() -> [V1.Settings] {
         var result: [V1.Settings] = []
         for shard in shards {
-            shard.entries.withLock { entries in
-                var index = entries.values.startIndex
-                while index != entries.values.endIndex {
-                    if let settings = entries.values[index].decodedSettings() { result.append(settings) }
-                    entries.values.formIndex(after: &index)
+            shard.entries.withLock { table in
+                table.forEach { _, decoded, response in
+                    if let settings = Self.settings(&decoded, response: response) { result.append(settings) }
                 }
             }
         }

@@ -30,6 +30,39 @@ struct RPCServerCallTests {
         await group.shutdownGracefully()
     }
 
+    @Test("inline methods answer from the handler's bytes: once, with its error, or INTERNAL when it does not answer")
+    func inlineBytes() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let before = running.server.stats.startedCalls
+        func prices(_ symbols: [String], timeout: Duration? = nil, metadata: [String: String] = [:]) async throws -> [String] {
+            try await client.unary(V1.CoinWatch.getPrices, V1.GetPricesRequest(symbols: symbols), timeout: timeout,
+                                   metadata: metadata).prices.map(\.symbol)
+        }
+        #expect(try await prices(["BTC", "ETH"]) == ["BTC", "ETH"])
+        #expect(try await prices(["twice", "x"]) == ["twice", "x"])
+        #expect(try await prices(["late-throw"]) == ["late-throw"])
+        // With a deadline or metadata the call takes the general path, with its own context.
+        #expect(try await prices(["BTC"], timeout: .seconds(30)) == ["BTC"])
+        #expect(try await prices(["BTC"], metadata: ["request-id": "7"]) == ["BTC", "request-id=7"])
+        let failed = await #expect(throws: RPCError.self) { try await prices(["fail"]) }
+        #expect(failed == RPCError(code: .failedPrecondition, message: "asked to fail"))
+        let silent = await #expect(throws: RPCError.self) { try await prices(["none"]) }
+        #expect(silent == RPCError(
+            code: .internal, message: "the handler of coinwatch.v1.CoinWatch/GetPrices returned without an answer"))
+        let invalid = await #expect(throws: RPCError.self) {
+            try await client.unary(method: V1.CoinWatch.getPrices.path, payload: [0xFF, 0xFF])
+        }
+        #expect(invalid?.code == .invalidArgument)
+        // Inline calls are counted as started and never stay live.
+        #expect(running.server.stats.startedCalls - before == 8)
+        #expect(running.server.stats.liveCalls == 0)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
     @Test("1,000 concurrent unary calls on one connection are all answered correctly")
     func thousandConcurrent() async throws {
         let running = try RunningServer()

@@ -9,6 +9,9 @@ import Synchronization
 /// - `GetSettings` (async): echoes the device id; "slow" sleeps 30 s (for
 ///   deadlines and cancellation); "missing" fails NOT_FOUND.
 /// - `SaveSettings` (deferred): answered from another thread.
+/// - `GetPrices` (inline, from the request's bytes): answers a tick per symbol; the
+///   first symbol "none" makes it return without answering, "twice" answer twice,
+///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw.
 /// - `StreamPrices` (async stream): `min_interval_ms` messages (0 = until
 ///   cancelled, one every 5 ms), sequence numbers 1, 2, …
 /// - `StreamAlerts` (loop-bound stream): writes 4 KiB messages as fast as the
@@ -30,6 +33,26 @@ final class TestService: Sendable {
                     break
                 }
                 return V1.GetSettingsResponse(settings: V1.Settings(deviceID: request.deviceID, version: 1))
+            }),
+            .unary(V1.CoinWatch.getPrices, inlineBytes: { payload, context, respond throws(RPCError) in
+                let request = try RPCMethod.decode(V1.GetPricesRequest.self, payload)
+                let response = V1.GetPricesResponse(prices: request.symbols.map { V1.Tick(symbol: $0) })
+                let metadata = context.metadata.sorted { $0.key < $1.key }.map { V1.Tick(symbol: "\($0.key)=\($0.value)") }
+                let answer = V1.GetPricesResponse(prices: response.prices + metadata).serializedBytes()
+                switch request.symbols.first {
+                case "none":
+                    return
+                case "twice":
+                    answer.withUnsafeBytes(respond)
+                    V1.GetPricesResponse().serializedBytes().withUnsafeBytes(respond)
+                case "fail":
+                    throw RPCError(code: .failedPrecondition, message: "asked to fail")
+                case "late-throw":
+                    answer.withUnsafeBytes(respond)
+                    throw RPCError(code: .failedPrecondition, message: "thrown after answering")
+                default:
+                    answer.withUnsafeBytes(respond)
+                }
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
                 DispatchQueue.global().async {

@@ -102,5 +102,23 @@ struct FrameReaderTests {
         }
         #expect(accepted > 1000)
     }
-}
 
+    @Test("isPlainASCII agrees with a byte-by-byte check at every length and position")
+    func plainASCII() {
+        var random = SplitMix64(seed: 0xA5C11)
+        for length in 0..<40 {
+            let base = (0..<length).map { _ in UInt8(0x20 + random.next() % 0x5F) }
+            #expect(base.withUnsafeBytes { FrameReader.isPlainASCII($0) })
+            for index in 0..<length {
+                for bad: UInt8 in [0x00, 0x80, 0xC3, 0xFF] {
+                    var bytes = base
+                    bytes[index] = bad
+                    #expect(!bytes.withUnsafeBytes { FrameReader.isPlainASCII($0) }, "\(bytes)")
+                }
+                var edge = base
+                edge[index] = index % 2 == 0 ? 0x01 : 0x7F
+                #expect(edge.withUnsafeBytes { FrameReader.isPlainASCII($0) }, "\(edge)")
+            }
+        }
+    }
+}
