@@ -79,13 +79,16 @@ extension AlertEngine {
     }
 
     static func validate(_ rule: AlertRule, device: DeviceID, symbol: Symbol) throws(AlertEngineError) {
-        for direction in AlertDirection.allCases {
-            if let threshold = direction == .above ? rule.above : rule.below, threshold.isNegative {
-                throw AlertEngineError(
-                    code: .invalidRule,
-                    message: "\(device) \(symbol) \(direction) threshold must not be negative (got \(threshold))"
-                )
-            }
+        // Called for every rule of a start-up: the two sides are spelled out rather than looped over
+        // `AlertDirection.allCases`, which built an array per call.
+        func check(_ threshold: ExactDecimal?, _ direction: AlertDirection) throws(AlertEngineError) {
+            guard let threshold, threshold.isNegative else { return }
+            throw AlertEngineError(
+                code: .invalidRule,
+                message: "\(device) \(symbol) \(direction) threshold must not be negative (got \(threshold))"
+            )
         }
+        try check(rule.above, .above)
+        try check(rule.below, .below)
     }
 }
