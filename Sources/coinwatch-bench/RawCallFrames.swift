@@ -21,11 +21,11 @@ struct RawCallFrames {
         let methodBytes = Array(method.utf8)
         tails = payloads.map { payload in
             var tail: [UInt8] = [Self.methodTag]
-            Self.appendVarint(UInt64(methodBytes.count), to: &tail)
+            Varint.append(UInt64(methodBytes.count), to: &tail)
             tail += methodBytes
             if !payload.isEmpty {
                 tail.append(Self.payloadTag)
-                Self.appendVarint(UInt64(payload.count), to: &tail)
+                Varint.append(UInt64(payload.count), to: &tail)
                 tail += payload
             }
             return tail
@@ -37,21 +37,21 @@ struct RawCallFrames {
 
     /// Bytes of the frame body for call `id` with payload `index`.
     func bodySize(id: UInt64, payload index: Int) -> Int {
-        let inner = 1 + Self.varintSize(id) + tails[index].count
-        return 1 + Self.varintSize(UInt64(inner)) + inner
+        let inner = 1 + Varint.size(id) + tails[index].count
+        return 1 + Varint.size(UInt64(inner)) + inner
     }
 
     /// Writes the frame body for call `id` with payload `index`; `buffer` holds exactly `bodySize` bytes.
     func write(id: UInt64, payload index: Int, into buffer: UnsafeMutableRawBufferPointer) {
         tails[index].withUnsafeBytes { tail in
-            let inner = 1 + Self.varintSize(id) + tail.count
+            let inner = 1 + Varint.size(id) + tail.count
             var out = buffer.baseAddress!
             out.storeBytes(of: Self.frameCallTag, as: UInt8.self)
             out += 1
-            Self.writeVarint(UInt64(inner), to: &out)
+            Varint.write(UInt64(inner), to: &out)
             out.storeBytes(of: Self.callIDTag, as: UInt8.self)
             out += 1
-            Self.writeVarint(id, to: &out)
+            Varint.write(id, to: &out)
             out.copyMemory(from: tail.baseAddress!, byteCount: tail.count)
             precondition(out + tail.count == buffer.baseAddress! + buffer.count, "Call frame size mismatch")
         }
@@ -68,35 +68,5 @@ struct RawCallFrames {
         guard let frame = try? V1.Frame(serializedBytes: body), frame == expected else {
             throw RPCError(code: .internal, message: "the pre-encoded Call frame does not decode as \(expected)")
         }
-    }
-
-    static func varintSize(_ value: UInt64) -> Int {
-        var size = 1
-        var rest = value >> 7
-        while rest != 0 {
-            size += 1
-            rest >>= 7
-        }
-        return size
-    }
-
-    static func writeVarint(_ value: UInt64, to pointer: inout UnsafeMutableRawPointer) {
-        var rest = value
-        while rest >= 0x80 {
-            pointer.storeBytes(of: UInt8(truncatingIfNeeded: rest) | 0x80, as: UInt8.self)
-            pointer += 1
-            rest >>= 7
-        }
-        pointer.storeBytes(of: UInt8(rest), as: UInt8.self)
-        pointer += 1
-    }
-
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
     }
 }

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Just enough of the protobuf wire format to write the RPC envelope by hand.
 ///
 /// The envelope frames (`End`, `Message`, `Call`) wrap a payload that is already
@@ -19,15 +21,7 @@ struct ProtobufWriter {
         case lengthDelimited = 2
     }
 
-    static func varintSize(_ value: UInt64) -> Int {
-        var size = 1
-        var rest = value >> 7
-        while rest != 0 {
-            size += 1
-            rest >>= 7
-        }
-        return size
-    }
+    static func varintSize(_ value: UInt64) -> Int { Varint.size(value) }
 
     static func tagSize(_ field: Int) -> Int { varintSize(UInt64(field) << 3) }
 
@@ -42,16 +36,8 @@ struct ProtobufWriter {
     }
 
     mutating func writeVarint(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            precondition(pointer < end, "protobuf writer overflow")
-            pointer.storeBytes(of: UInt8(truncatingIfNeeded: rest) | 0x80, as: UInt8.self)
-            pointer += 1
-            rest >>= 7
-        }
-        precondition(pointer < end, "protobuf writer overflow")
-        pointer.storeBytes(of: UInt8(rest), as: UInt8.self)
-        pointer += 1
+        precondition(end - pointer >= Varint.size(value), "protobuf writer overflow")
+        Varint.write(value, to: &pointer)
     }
 
     mutating func writeTag(_ field: Int, _ type: WireType) {

@@ -1,5 +1,6 @@
 import CoinWatchAlertEngine
 import CoinWatchModel
+import CoinWatchProto
 import CoinWatchStore
 
 /// The binary value of an `alert:arm:<device>` record: every rule side of one device with its arm state.
@@ -46,10 +47,10 @@ enum ArmRecordCoding {
                 case .armed: bytes.append(1)
                 case .disarmed: bytes.append(2)
                 }
-                appendVarint(zigzag(record.threshold.mantissa), to: &bytes)
+                Varint.append(zigzag(record.threshold.mantissa), to: &bytes)
                 bytes.append(UInt8(record.threshold.scale))
                 if case .armed(let generation) = record.state {
-                    appendVarint(generation, to: &bytes)
+                    Varint.append(generation, to: &bytes)
                 }
             }
             position = end
@@ -126,14 +127,6 @@ enum ArmRecordCoding {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
     }
 
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
 
     /// Bounds-checked reading; every accessor returns `nil` instead of reading past the end.
     struct Reader {

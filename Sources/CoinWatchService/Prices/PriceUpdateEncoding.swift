@@ -1,4 +1,5 @@
 import CoinWatchModel
+import CoinWatchProto
 import CoinWatchRPC
 
 /// Writes the shared part of a `coinwatch.v1.PriceUpdate` (symbol, price, source time) and the per-stream
@@ -95,13 +96,5 @@ enum PriceUpdateEncoding {
         return offset + 1
     }
 
-    static func varintSize(_ value: UInt64) -> Int {
-        var size = 1
-        var rest = value >> 7
-        while rest != 0 {
-            size += 1
-            rest >>= 7
-        }
-        return size
-    }
+    static func varintSize(_ value: UInt64) -> Int { Varint.size(value) }
 }

@@ -1,3 +1,4 @@
+import CoinWatchProto
 import Foundation
 
 /// Reads a stored `coinwatch.v1.Settings` record in place, without building the message, when it is in exactly the
@@ -86,36 +87,20 @@ enum SettingsRecord {
 
     /// The size of `encodedResponse(wrapping: record)`.
     static func responseSize(wrapping record: UnsafeRawBufferPointer) -> Int {
-        1 + varintSize(UInt64(record.count)) + record.count
+        1 + Varint.size(UInt64(record.count)) + record.count
     }
 
     /// Writes `encodedResponse(wrapping: record)` into `buffer` (at least `responseSize` bytes); returns its size.
     static func writeResponse(wrapping record: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var index = 0
-        buffer[index] = 0x0A
-        index += 1
-        var length = UInt64(record.count)
-        while length >= 0x80 {
-            buffer[index] = UInt8(truncatingIfNeeded: length) | 0x80
-            index += 1
-            length >>= 7
-        }
-        buffer[index] = UInt8(length)
-        index += 1
+        var cursor = buffer.baseAddress!
+        cursor.storeBytes(of: 0x0A, as: UInt8.self)
+        cursor += 1
+        Varint.write(UInt64(record.count), to: &cursor)
         if let base = record.baseAddress, !record.isEmpty {
-            (buffer.baseAddress! + index).copyMemory(from: base, byteCount: record.count)
+            cursor.copyMemory(from: base, byteCount: record.count)
+            cursor += record.count
         }
-        return index + record.count
-    }
-
-    private static func varintSize(_ value: UInt64) -> Int {
-        var size = 1
-        var rest = value >> 7
-        while rest != 0 {
-            size += 1
-            rest >>= 7
-        }
-        return size
+        return cursor - buffer.baseAddress!
     }
 
     static func record(inResponse response: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
