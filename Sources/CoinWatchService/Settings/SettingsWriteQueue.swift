@@ -2,6 +2,10 @@ import CoinWatchRPC
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The hand-off between the threads that submit writes and the one writer thread.
 ///
 /// Submitting takes the lock once and never blocks for longer than an append; the writer takes everything that
@@ -76,7 +80,12 @@ final class SettingsWriteQueue: Sendable {
             switch mustWait {
             case nil: return .exit
             case false?: return .process
-            case true?: wakeup.wait()
+            case true?:
+                wakeup.wait()
+                // Woken by the first write of a burst, while the loop that queued it is usually still reading the
+                // rest of its round of requests: yielding once lets it queue them, so this round's one fsync
+                // carries the burst instead of one write, with the rest waiting for the next fsync.
+                sched_yield()
             }
         }
     }
