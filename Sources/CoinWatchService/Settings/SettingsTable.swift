@@ -105,16 +105,24 @@ final class SettingsTable: Sendable {
     }
 
     /// Replaces (or, with `nil`, removes) a device's settings. Writer thread only, after the value is durable.
-    func set(_ key: String, _ value: V1.Settings?) {
-        let response = value.map { V1.GetSettingsResponse(settings: $0).serializedBytes() }
+    ///
+    /// - Parameter record: `value`'s encoding, when the caller has it (the writer just stored it): the response is
+    ///   then that record behind a short header, the same bytes encoding the response would give, without encoding.
+    func set(_ key: String, _ value: V1.Settings?, record: [UInt8]? = nil) {
         rulesAtLoad.withLock { $0 = nil }
-        withKey(key) { bytes, hash in
-            if let value, let response {
-                response.withUnsafeBytes { blob in
-                    withShard(for: hash) { $0.set(bytes, hash: hash, value: Decoded(value), blob: blob) }
+        guard let value else {
+            withKey(key) { bytes, hash in withShard(for: hash) { $0.remove(bytes, hash: hash) } }
+            return
+        }
+        let record = record ?? value.serializedBytes()
+        record.withUnsafeBytes { record in
+            let size = SettingsRecord.responseSize(wrapping: record)
+            withKey(key) { bytes, hash in
+                withShard(for: hash) { table in
+                    table.set(bytes, hash: hash, value: Decoded(value), blobCount: size) { blob in
+                        _ = SettingsRecord.writeResponse(wrapping: record, into: blob)
+                    }
                 }
-            } else {
-                withShard(for: hash) { $0.remove(bytes, hash: hash) }
             }
         }
     }

@@ -116,7 +116,8 @@ final class SettingsWriter: Sendable {
         }
 
         if !staged.isEmpty {
-            if let storeError = write(staged) {
+            let (storeError, records) = write(staged)
+            if let storeError {
                 statistics.withLock { stats in
                     stats.batchesFailed += 1
                     stats.writesFailed += UInt64(requests.count)
@@ -129,7 +130,7 @@ final class SettingsWriter: Sendable {
                 }
                 return
             }
-            publish(staged, changes)
+            publish(staged, records, changes)
         }
 
         statistics.withLock { stats in
@@ -157,29 +158,34 @@ final class SettingsWriter: Sendable {
         return table.get(key)
     }
 
-    /// Writes the round's final state of every changed device; `nil` on success.
-    private func write(_ staged: [String: V1.Settings?]) -> StoreError? {
+    /// Writes the round's final state of every changed device; the error (nil on success) and each saved device's
+    /// encoded record, which the table's response is made from without encoding again.
+    private func write(_ staged: [String: V1.Settings?]) -> (StoreError?, [String: [UInt8]]) {
         var batch = WriteBatch()
+        var records: [String: [UInt8]] = [:]
+        records.reserveCapacity(staged.count)
         for (key, settings) in staged {
             if let settings {
-                batch.put(StorageLayout.settingsKey(key), settings.serializedBytes())
+                let record = settings.serializedBytes()
+                batch.put(StorageLayout.settingsKey(key), record)
+                records[key] = record
             } else {
                 batch.delete(StorageLayout.settingsKey(key))
             }
         }
         do {
             try sink.writeDurably(batch)
-            return nil
+            return (nil, records)
         } catch {
-            return error
+            return (error, records)
         }
     }
 
     /// Makes the round visible to readers, then tells observers, on this thread and in request order.
-    private func publish(_ staged: [String: V1.Settings?], _ changes: [Change]) {
+    private func publish(_ staged: [String: V1.Settings?], _ records: [String: [UInt8]], _ changes: [Change]) {
         let handlers = observers.withLock { handlers in
             for (key, settings) in staged {
-                table.set(key, settings)
+                table.set(key, settings, record: records[key])
             }
             return handlers
         }
