@@ -89,7 +89,9 @@ final class AlertWorker: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
+        // Weak: the worker keeps its Thread, and a Thread keeps its closure after it returns, so a strong
+        // capture would make the two keep each other (and the engine, the database) alive forever.
+        let thread = Thread { [weak self] in self?.run() }
         thread.name = "cw-alerts"
         self.thread = thread
         thread.start()
