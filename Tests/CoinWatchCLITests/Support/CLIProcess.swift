@@ -23,9 +23,16 @@ final class CLIProcess: Sendable {
         try #require(BuiltProducts.url(of: "coinwatch"), "coinwatch is not built")
     }
 
-    /// A clean environment: no COINWATCH_* from the developer's shell, HOME in a scratch place.
+    /// A clean environment: no COINWATCH_* from the developer's shell, HOME in a scratch place. Sanitizer settings
+    /// carry over, so that under scripts/sanitize an instrumented `coinwatch` uses the run's suppressions (a report
+    /// makes it exit 66 instead of its own status) without printing them into the output the tests compare.
     static func environment(server: String?, home: String, extra: [String: String]) -> [String: String] {
         var environment = ["PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"]
+        let inherited = ProcessInfo.processInfo.environment
+        for name in ["TSAN_OPTIONS", "ASAN_OPTIONS", "LSAN_OPTIONS"] {
+            if let value = inherited[name] { environment[name] = value + " print_suppressions=0" }
+        }
+        if let value = inherited["SWIFT_BACKTRACE"] { environment["SWIFT_BACKTRACE"] = value }
         if let server { environment["COINWATCH_SERVER"] = server }
         environment.merge(extra) { $1 }
         return environment
