@@ -259,40 +259,8 @@ enum LevelDB {
         path: String,
         _ body: (Database.Entry) -> Bool
     ) throws(StoreError) {
-        // leveldb_create_iterator: owned by the caller, freed by leveldb_iter_destroy, which must happen before the
-        // database is closed (the caller holds the database open for the whole call).
-        let iterator: OpaquePointer = leveldb_create_iterator(db, readOptions)
-        defer { leveldb_iter_destroy(iterator) }
-        var target = prefix
-        if let start, prefix.lexicographicallyPrecedes(start) {
-            target = start
-        }
-        // leveldb_iter_seek: positions at the first key >= target (bytewise comparator).
-        withBytes(target) { bytes, length in leveldb_iter_seek(iterator, bytes, length) }
-        while leveldb_iter_valid(iterator) != 0 {
-            // leveldb_iter_key / leveldb_iter_value: pointers into the iterator's current block, valid only until
-            // the iterator moves or is destroyed; copied into arrays before `body` runs.
-            var keyLength = 0
-            let keyBytes = UnsafeRawBufferPointer(start: leveldb_iter_key(iterator, &keyLength), count: keyLength)
-            guard keyBytes.starts(with: prefix) else {
-                break
-            }
-            var valueLength = 0
-            let valueBytes = UnsafeRawBufferPointer(
-                start: leveldb_iter_value(iterator, &valueLength),
-                count: valueLength
-            )
-            let entry = Database.Entry(key: [UInt8](keyBytes), value: [UInt8](valueBytes))
-            guard body(entry) else {
-                break
-            }
-            leveldb_iter_next(iterator)
-        }
-        var error: UnsafeMutablePointer<CChar>? = nil
-        // leveldb_iter_get_error: sets *errptr if the iteration stopped because of an error (e.g. corruption).
-        leveldb_iter_get_error(iterator, &error)
-        if let message = takeError(&error) {
-            throw StoreError(levelDBStatus: message, operation: "iterate", path: path)
+        try iterateInPlace(db, readOptions, prefix: prefix, from: start, path: path) { key, value in
+            body(Database.Entry(key: [UInt8](key), value: [UInt8](value)))
         }
     }
 
@@ -306,15 +274,32 @@ enum LevelDB {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
     ) throws(StoreError) {
         // leveldb_readoptions_create: freed by leveldb_readoptions_destroy; LevelDB only reads it while the
-        // iterator lives, and the iterator is destroyed first (defers run in reverse order).
+        // iterator lives, and the iterator is destroyed inside `iterateInPlace`, before this defer runs.
         let readOptions: OpaquePointer = leveldb_readoptions_create()
         defer { leveldb_readoptions_destroy(readOptions) }
         leveldb_readoptions_set_fill_cache(readOptions, 0)
+        try iterateInPlace(db, readOptions, prefix: prefix, from: nil, path: path, body)
+    }
+
+    /// The one iteration loop: lends `body` each key and value in the prefix range, in place.
+    private static func iterateInPlace(
+        _ db: OpaquePointer,
+        _ readOptions: OpaquePointer,
+        prefix: [UInt8],
+        from start: [UInt8]?,
+        path: String,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws(StoreError) {
         // leveldb_create_iterator: owned by the caller, freed by leveldb_iter_destroy, which must happen before the
         // database is closed (the caller holds the database open for the whole call).
         let iterator: OpaquePointer = leveldb_create_iterator(db, readOptions)
         defer { leveldb_iter_destroy(iterator) }
-        withBytes(prefix) { bytes, length in leveldb_iter_seek(iterator, bytes, length) }
+        var target = prefix
+        if let start, prefix.lexicographicallyPrecedes(start) {
+            target = start
+        }
+        // leveldb_iter_seek: positions at the first key >= target (bytewise comparator).
+        withBytes(target) { bytes, length in leveldb_iter_seek(iterator, bytes, length) }
         while leveldb_iter_valid(iterator) != 0 {
             // leveldb_iter_key / leveldb_iter_value: pointers into the iterator's current block, valid only until
             // the iterator moves or is destroyed; `body` may not keep them.
