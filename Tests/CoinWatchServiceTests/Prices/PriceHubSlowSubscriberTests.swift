@@ -136,15 +136,7 @@ struct PriceHubSlowSubscriberTests {
 
         // Hold every server loop busy while the feed publishes 10,000 batches: far more ticks than a loop's mailbox
         // keeps in order, so it conflates them.
-        let release = DispatchSemaphore(value: 0)
-        let blocked = Atomic<Int>(0)
-        for loop in harness.server.eventLoops {
-            loop.execute {
-                blocked.add(1, ordering: .relaxed)
-                release.wait()
-            }
-        }
-        #expect(await F.eventually { blocked.load(ordering: .relaxed) == harness.server.eventLoops.count })
+        let held = await harness.holdServerLoops()
         for round in 1...10_000 {
             harness.hub.publish(Array(Self.batch(round).prefix(2)))
         }
@@ -153,7 +145,7 @@ struct PriceHubSlowSubscriberTests {
         }
         #expect(backlog.contains { $0 == (2, true) })
         #expect(backlog.allSatisfy { $0.0 <= 2 })
-        for _ in harness.server.eventLoops { release.signal() }
+        held.release()
 
         // Once the loop runs again, the stream gets the latest values (not 10,000 of them).
         #expect(await F.eventually {

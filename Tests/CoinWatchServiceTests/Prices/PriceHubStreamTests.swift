@@ -67,20 +67,12 @@ struct PriceHubStreamTests {
         #expect(await F.eventually { recorder.updates.count >= 1 })
 
         // Hold the server loops while 300 single-tick batches arrive: the loop then drains them in one go.
-        let release = DispatchSemaphore(value: 0)
-        let blocked = Atomic<Int>(0)
-        for loop in harness.server.eventLoops {
-            loop.execute {
-                blocked.add(1, ordering: .relaxed)
-                release.wait()
-            }
-        }
-        #expect(await F.eventually { blocked.load(ordering: .relaxed) == harness.server.eventLoops.count })
+        let held = await harness.holdServerLoops()
         for step in 1...150 {
             harness.hub.publish([F.tick("BTC", "\(60000 + step)")])
             harness.hub.publish([F.tick("ETH", "\(3000 + step)")])
         }
-        for _ in harness.server.eventLoops { release.signal() }
+        held.release()
 
         #expect(await F.eventually { recorder.updates.count >= 301 })
         let updates = recorder.updates

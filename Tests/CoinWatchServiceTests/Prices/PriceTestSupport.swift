@@ -2,6 +2,7 @@ import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchStore
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -214,4 +215,38 @@ final class StalledSubscriber {
 struct StalledSubscriberError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+extension HubHarness {
+    /// Runs a job on every server loop that waits until `release` is called on the result, and returns once all of
+    /// them are waiting: what is published meanwhile reaches each loop as one drain (or overflows its mailbox).
+    func holdServerLoops(sourceLocation: SourceLocation = #_sourceLocation) async -> HeldLoops {
+        let held = HeldLoops(count: server.eventLoops.count)
+        for loop in server.eventLoops {
+            loop.execute {
+                held.blocked.add(1, ordering: .relaxed)
+                held.gate.wait()
+            }
+        }
+        #expect(
+            await PriceFixtures.eventually { held.blocked.load(ordering: .relaxed) == held.count },
+            "the server loops did not all block", sourceLocation: sourceLocation)
+        return held
+    }
+}
+
+/// Server loops held by `HubHarness.holdServerLoops`.
+final class HeldLoops: Sendable {
+    let count: Int
+    let blocked = Atomic<Int>(0)
+    let gate = DispatchSemaphore(value: 0)
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    /// Lets every held loop go on.
+    func release() {
+        for _ in 0..<count { gate.signal() }
+    }
 }
