@@ -58,8 +58,9 @@ public final class AlertService: Sendable {
             } catch {
                 loadError = error
             }
-        }, onChange: { device, old, new in
-            worker.post(.rules(device, old: AlertStorage.rules(of: old), new: AlertStorage.rules(of: new)))
+        }, onChange: { changes in
+            // The settings writer waits for this: turning settings into rules happens on the alert thread.
+            worker.post(.settingsChanged(changes))
         })
         if let loadError { throw loadError }
         worker.start()

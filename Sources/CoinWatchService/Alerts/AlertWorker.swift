@@ -15,7 +15,8 @@ final class AlertWorker: @unchecked Sendable {
     // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
     enum Job: Sendable {
         case ticks([PriceTick])
-        case rules(DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule])
+        /// One committed settings batch, in commit order.
+        case settingsChanged([SettingsChange])
         case subscribe(AlertSubscriber)
         case unsubscribe(DeviceID, UInt64)
         case delivered(key: [UInt8], alertID: String)
@@ -47,7 +48,7 @@ final class AlertWorker: @unchecked Sendable {
     private var unsavedClock = false
     private var lastPriceSave: UInt64 = 0
     private var stopping = false
-    private var thread: Thread?
+    private var started = false
 
     init(database: Database, engine: AlertEngine, configuration: AlertService.Configuration, logger: Logger) {
         self.database = database
@@ -89,12 +90,9 @@ final class AlertWorker: @unchecked Sendable {
     }
 
     func start() {
-        // Weak: the worker keeps its Thread, and a Thread keeps its closure after it returns, so a strong
-        // capture would make the two keep each other (and the engine, the database) alive forever.
-        let thread = Thread { [weak self] in self?.run() }
-        thread.name = "cw-alerts"
-        self.thread = thread
-        thread.start()
+        // The thread holds the worker until `run` returns after `stop()`, then lets it go; nothing holds the thread.
+        started = true
+        NamedThread.start(name: "cw-alerts") { self.run() }
     }
 
     /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
@@ -115,7 +113,7 @@ final class AlertWorker: @unchecked Sendable {
             defer { inbox.stopping = true }
             return !inbox.stopping
         }
-        guard first, thread != nil else { return }
+        guard first, started else { return }
         wake.signal()
         finished.wait()
     }
@@ -191,8 +189,15 @@ final class AlertWorker: @unchecked Sendable {
         switch job {
         case .ticks(let ticks):
             evaluate(ticks, &round)
-        case .rules(let device, let old, let new):
-            applyRules(device: device, old: old, new: new, &round)
+        case .settingsChanged(let changes):
+            for change in changes {
+                applyRules(
+                    device: change.device,
+                    old: AlertStorage.rules(of: change.old),
+                    new: AlertStorage.rules(of: change.new),
+                    &round
+                )
+            }
         case .subscribe(let subscriber):
             subscribe(subscriber, &round)
         case .unsubscribe(let device, let id):

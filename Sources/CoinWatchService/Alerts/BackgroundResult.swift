@@ -1,3 +1,4 @@
+import CoinWatchRPC
 import Dispatch
 import Foundation
 import CoinWatchStore
@@ -11,13 +12,11 @@ final class BackgroundResult<Value: Sendable>: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     init(name: String, _ work: @escaping @Sendable () throws -> Value) {
-        let thread = Thread { [self] in
+        NamedThread.start(name: name) { [self] in
             let result = Result { try work() }
             outcome.withLock { $0 = result }
             finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Waits for the work and returns what it returned, or throws what it threw. Any number of calls: a failure

@@ -1,5 +1,6 @@
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchRPC
 import CoinWatchStore
 import Dispatch
 import Foundation
@@ -17,9 +18,11 @@ import Foundation
 /// The store does not own the `Database`: whoever opened it closes it, after `close()` here, because other
 /// components (prices, alerts) keep their own key ranges in the same database. See `docs/STORAGE.md`.
 public final class SettingsStore: Sendable {
-    /// Called on the writer thread after a change is durable and visible to readers, once per successful save or
-    /// delete that changed something, in commit order. `old` is `nil` for a first save, `new` for a delete.
-    public typealias ChangeHandler = @Sendable (_ device: DeviceID, _ old: V1.Settings?, _ new: V1.Settings?) -> Void
+    /// Called on the writer thread once per committed batch that changed something, after the batch is durable and
+    /// visible to readers and before its requests are answered, with its changes in commit order. The writer waits
+    /// for it, so it should hand the changes on (the alert service queues them for its own thread) rather than
+    /// work on them: the time it takes is added to every save.
+    public typealias ChangeHandler = @Sendable (_ changes: [SettingsChange]) -> Void
 
     let table: SettingsTable
     let queue: SettingsWriteQueue
@@ -53,12 +56,10 @@ public final class SettingsStore: Sendable {
         writerExited.enter()
         let writer = self.writer
         let writerExited = self.writerExited
-        let thread = Thread {
+        NamedThread.start(name: "cw-settings") {
             writer.run()
             writerExited.leave()
         }
-        thread.name = "cw-settings-writer"
-        thread.start()
     }
 
     deinit {

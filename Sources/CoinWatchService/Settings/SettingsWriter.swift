@@ -74,19 +74,13 @@ final class SettingsWriter: Sendable {
         case failed(RPCError)
     }
 
-    private struct Change {
-        let device: DeviceID
-        let old: V1.Settings?
-        let new: V1.Settings?
-    }
-
     private func process(_ requests: [PendingWrite]) {
         let nowMs = clock()
         // Canonical device id → its state after this round's requests so far (`.some(nil)`: deleted).
         var staged: [String: V1.Settings?] = [:]
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(requests.count)
-        var changes: [Change] = []
+        var changes: [SettingsChange] = []
         for request in requests {
             switch request {
             case .save(let command, _):
@@ -95,7 +89,7 @@ final class SettingsWriter: Sendable {
                 switch command.apply(to: current, nowMs: nowMs) {
                 case .success(let settings):
                     staged[key] = .some(settings)
-                    changes.append(Change(device: command.device, old: current, new: settings))
+                    changes.append(SettingsChange(device: command.device, old: current, new: settings))
                     outcomes.append(.saved(settings))
                 case .failure(let error):
                     outcomes.append(.failed(error))
@@ -108,7 +102,7 @@ final class SettingsWriter: Sendable {
                 } else {
                     if current != nil {
                         staged[key] = .some(nil)
-                        changes.append(Change(device: command.device, old: current, new: nil))
+                        changes.append(SettingsChange(device: command.device, old: current, new: nil))
                     }
                     outcomes.append(.deleted(existed: current != nil))
                 }
@@ -182,20 +176,18 @@ final class SettingsWriter: Sendable {
     }
 
     /// Makes the round visible to readers, then tells observers, on this thread and in request order.
-    private func publish(_ staged: [String: V1.Settings?], _ records: [String: [UInt8]], _ changes: [Change]) {
+    private func publish(_ staged: [String: V1.Settings?], _ records: [String: [UInt8]], _ changes: [SettingsChange]) {
         let handlers = observers.withLock { handlers in
             for (key, settings) in staged {
                 table.set(key, settings, record: records[key])
             }
             return handlers
         }
-        guard !handlers.isEmpty else {
+        guard !changes.isEmpty else {
             return
         }
-        for change in changes {
-            for handler in handlers {
-                handler(change.device, change.old, change.new)
-            }
+        for handler in handlers {
+            handler(changes)
         }
     }
 

@@ -20,9 +20,12 @@ struct SettingsStoreObservationTests {
 
             var initial: [V1.Settings] = []
             let seen = Mutex<[Seen]>([])
-            store.observeChanges(initial: { initial = $0 }) { device, old, new in
-                let change = Seen(device: device.rawValue, oldVersion: old?.version, newVersion: new?.version)
-                seen.withLock { $0.append(change) }
+            store.observeChanges(initial: { initial = $0 }) { changes in
+                #expect(!changes.isEmpty)
+                let batch = changes.map {
+                    Seen(device: $0.device.rawValue, oldVersion: $0.old?.version, newVersion: $0.new?.version)
+                }
+                seen.withLock { $0.append(contentsOf: batch) }
             }
             #expect(initial == [existing])
 

@@ -1,3 +1,4 @@
+import CoinWatchRPC
 import Dispatch
 import Foundation
 import Synchronization
@@ -27,13 +28,11 @@ final class FeedThread: Sendable {
             return true
         }
         guard starting else { return }
-        let thread = Thread { [self] in
+        NamedThread.start(name: name) { [self] in
             body(self)
             phase.withLock { $0 = .finished }
             done.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// True once `stop()` was called: the body should return.
