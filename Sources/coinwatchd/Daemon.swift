@@ -73,7 +73,11 @@ struct Daemon {
         done.wait()
         service.close()
         database.close()
-        logger.info("stopped")
+        let writes = service.settings.stats
+        logger.info("stopped", [
+            "writes": "\(writes.writesCommitted)", "syncs": "\(writes.batchesWritten)",
+            "writes_per_sync": String(format: "%.1f", writes.averageRequestsPerBatch),
+        ])
         return 0
     }
 
