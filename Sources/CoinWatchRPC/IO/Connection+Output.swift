@@ -38,7 +38,7 @@ extension Connection {
         precondition(capacity >= 0, "negative capacity")
         guard state == .open, capacity > 0 else { return }
         let offset = eventLoop.arena.reserve(capacity)
-        let written = body(UnsafeMutableRawBufferPointer(start: eventLoop.arena.base! + offset, count: capacity))
+        let written = body(UnsafeMutableRawBufferPointer(start: eventLoop.arena.mutablePointer(at: offset), count: capacity))
         precondition(written >= 0 && written <= capacity, "wrote \(written) bytes into a \(capacity)-byte buffer")
         guard written > 0 else { return }
         eventLoop.arena.commit(written)
@@ -109,7 +109,7 @@ extension Connection {
     func writeOut() {
         let vectors = eventLoop.ioVectors
         while !output.isEmpty {
-            let batch = output.fillVectors(vectors, arena: eventLoop.arena.base.map { UnsafeRawPointer($0) })
+            let batch = output.fillVectors(vectors, arena: eventLoop.arena.baseAddress)
             let written: Int?
             eventLoop.stats.writes &+= 1
             do {

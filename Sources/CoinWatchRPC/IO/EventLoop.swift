@@ -50,8 +50,14 @@ public final class EventLoop: @unchecked Sendable {
     var flushQueue: [Connection] = []
     /// One read buffer shared by all connections of the loop: idle connections hold no buffer.
     let readBuffer: UnsafeMutableRawBufferPointer
-    /// Output written during an iteration, shared by all connections of the loop (see OutputArena).
-    var arena = OutputArena()
+    /// Output written during an iteration, shared by all connections of the loop.
+    ///
+    /// Small writes (headers, replies) are appended here instead of into per-connection buffers, and connections
+    /// queue `(offset, length)` references to them. At the end of the iteration the loop flushes every connection;
+    /// whatever the kernel did not take is copied into the connection's own storage ("spilled"), and the arena is
+    /// reset. So an idle connection owns no output buffer, and when the socket takes everything (the common case)
+    /// bytes are copied exactly once.
+    var arena = ByteArena(minimumCapacity: 16 * 1024, retainedCapacity: 1 << 20)
     let ioVectors = IOVectorScratch()
     private var runningJobs: [Job] = []
     /// Counters for diagnostics and tests.

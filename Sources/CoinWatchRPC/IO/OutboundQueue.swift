@@ -1,5 +1,5 @@
-/// A connection's pending output: an ordered list of byte ranges, each either in the loop's
-/// ``OutputArena`` (written this iteration) or in a ``SharedBytes`` (a shared payload, or arena bytes
+/// A connection's pending output: an ordered list of byte ranges, each either in the loop's arena
+/// (``EventLoop/arena``, written this iteration) or in a ``SharedBytes`` (a shared payload, or arena bytes
 /// spilled because the socket did not take them).
 ///
 /// Empty, it owns no memory beyond a small segment array, which is what keeps idle connections cheap.
@@ -93,7 +93,7 @@ struct OutboundQueue {
 
     /// Copies every arena range into one new buffer owned by this queue, so the arena can be reset.
     /// Ranges that become contiguous in the new buffer are merged.
-    mutating func spillArena(_ arena: OutputArena) {
+    mutating func spillArena(_ arena: ByteArena) {
         guard arenaBytes > 0 else { return }
         let spill = SharedBytes(uninitializedCount: arenaBytes)
         var offset = 0
