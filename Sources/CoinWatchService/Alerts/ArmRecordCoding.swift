@@ -1,6 +1,7 @@
 import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchRPC
 import CoinWatchStore
 
 /// The binary value of an `alert:arm:<device>` record: every rule side of one device with its arm state.
@@ -68,11 +69,11 @@ enum ArmRecordCoding {
         symbols: inout SymbolCache,
         _ body: (Symbol, AlertDirection, ExactDecimal, ArmState) -> Void
     ) throws(StoreError) {
-        var reader = Reader(bytes: value)
+        var reader = ProtobufCursor(value)
         func fail(_ reason: String) -> StoreError {
             StoreError(
                 code: .corruption,
-                message: "record \(describeKey(key)): \(reason) at byte \(reader.offset) of \(value.count)"
+                message: "record \(describeKey(key)): \(reason) at byte \(reader.index) of \(value.count)"
             )
         }
         guard let version = reader.byte() else { throw fail("the value is empty") }
@@ -125,43 +126,6 @@ enum ArmRecordCoding {
 
     static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
-    }
-
-
-    /// Bounds-checked reading; every accessor returns `nil` instead of reading past the end.
-    struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        private(set) var offset = 0
-
-        init(bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-        }
-
-        var isAtEnd: Bool { offset >= bytes.count }
-
-        mutating func byte() -> UInt8? {
-            guard offset < bytes.count else { return nil }
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func bytes(_ count: Int) -> UnsafeRawBufferPointer? {
-            guard count <= bytes.count - offset else { return nil }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-        }
-
-        /// At most 10 bytes; a tenth byte may only carry the top bit.
-        mutating func varint() -> UInt64? {
-            var result: UInt64 = 0
-            for index in 0..<10 {
-                guard let byte = byte() else { return nil }
-                if index == 9, byte > 1 { return nil }
-                result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
-                if byte < 0x80 { return result }
-            }
-            return nil
-        }
     }
 }
 

@@ -28,9 +28,9 @@ enum PriceUpdateEncoding {
         let symbolBytes = symbol.rawValue.utf8.count
         let decimalBytes = decimalSize(price)
         let time = UInt64(bitPattern: sourceTimeMs)
-        return 1 + varintSize(UInt64(symbolBytes)) + symbolBytes
-            + 1 + varintSize(UInt64(decimalBytes)) + decimalBytes
-            + (time == 0 ? 0 : 1 + varintSize(time))
+        return 1 + Varint.size(UInt64(symbolBytes)) + symbolBytes
+            + 1 + Varint.size(UInt64(decimalBytes)) + decimalBytes
+            + (time == 0 ? 0 : 1 + Varint.size(time))
     }
 
     /// Writes fields 1–3 into `buffer` (at least `payloadSize` long); returns the bytes written.
@@ -40,18 +40,14 @@ enum PriceUpdateEncoding {
         let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
         let scale = UInt64(price.scale)
         let time = UInt64(bitPattern: sourceTimeMs)
-        var offset = 0
+        let start = buffer.baseAddress!
+        var cursor = start
         func byte(_ value: UInt8) {
-            buffer[offset] = value
-            offset += 1
+            cursor.storeBytes(of: value, as: UInt8.self)
+            cursor += 1
         }
         func varint(_ value: UInt64) {
-            var rest = value
-            while rest >= 0x80 {
-                byte(UInt8(truncatingIfNeeded: rest) | 0x80)
-                rest >>= 7
-            }
-            byte(UInt8(rest))
+            Varint.write(value, to: &cursor)
         }
         byte(0x0A)  // 1: symbol, length-delimited
         varint(UInt64(symbol.rawValue.utf8.count))
@@ -70,31 +66,23 @@ enum PriceUpdateEncoding {
             byte(0x18)  // 3: source_time_ms, int64
             varint(time)
         }
-        return offset
+        return cursor - start
     }
 
     /// Bytes of the `Decimal` message for `price`.
     private static func decimalSize(_ price: ExactDecimal) -> Int {
         let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
         let scale = UInt64(price.scale)
-        return (zigzag == 0 ? 0 : 1 + varintSize(zigzag)) + (scale == 0 ? 0 : 1 + varintSize(scale))
+        return (zigzag == 0 ? 0 : 1 + Varint.size(zigzag)) + (scale == 0 ? 0 : 1 + Varint.size(scale))
     }
 
     /// Writes `sequence` as field 4 into `buffer` (at least `maxSuffixBytes` long); returns the bytes written.
     @inline(__always)
     static func writeSequence(_ sequence: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        var offset = 0
-        buffer[offset] = sequenceTag
-        offset += 1
-        var rest = sequence
-        while rest >= 0x80 {
-            buffer[offset] = UInt8(truncatingIfNeeded: rest) | 0x80
-            offset += 1
-            rest >>= 7
-        }
-        buffer[offset] = UInt8(rest)
-        return offset + 1
+        let start = buffer.baseAddress!
+        start.storeBytes(of: sequenceTag, as: UInt8.self)
+        var cursor = start + 1
+        Varint.write(sequence, to: &cursor)
+        return cursor - start
     }
-
-    static func varintSize(_ value: UInt64) -> Int { Varint.size(value) }
 }

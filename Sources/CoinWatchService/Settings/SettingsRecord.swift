@@ -1,4 +1,5 @@
 import CoinWatchProto
+import CoinWatchRPC
 import Foundation
 
 /// Reads a stored `coinwatch.v1.Settings` record in place, without building the message, when it is in exactly the
@@ -39,8 +40,8 @@ enum SettingsRecord {
         rule: (_ symbol: UnsafeRawBufferPointer, _ below: StoredDecimal?, _ above: StoredDecimal?) -> Void = { _, _, _ in }
     ) -> Bool {
         guard record.count <= maxBytes, !deviceID.isEmpty else { return false }
-        var reader = Reader(record)
-        guard reader.take(0x0A), let id = reader.lengthDelimited(), id.count == deviceID.count,
+        var reader = ProtobufCursor(record)
+        guard reader.take(0x0A), let id = reader.minimalDelimited(), id.count == deviceID.count,
               let idBase = id.baseAddress, let expectedBase = deviceID.baseAddress,
               memcmp(idBase, expectedBase, id.count) == 0
         else {
@@ -48,9 +49,9 @@ enum SettingsRecord {
         }
         var previousSymbol: UnsafeRawBufferPointer?
         while reader.take(0x12) {
-            guard var entry = reader.lengthDelimited().map(Reader.init),
-                  entry.take(0x0A), let symbol = entry.lengthDelimited(), isSymbol(symbol),
-                  entry.take(0x12), var value = entry.lengthDelimited().map(Reader.init), entry.isAtEnd
+            guard var entry = reader.minimalDelimited().map(ProtobufCursor.init),
+                  entry.take(0x0A), let symbol = entry.minimalDelimited(), isSymbol(symbol),
+                  entry.take(0x12), var value = entry.minimalDelimited().map(ProtobufCursor.init), entry.isAtEnd
             else {
                 return false
             }
@@ -59,21 +60,21 @@ enum SettingsRecord {
             var below: StoredDecimal?
             var above: StoredDecimal?
             if value.take(0x0A) {
-                guard let bytes = value.lengthDelimited(), let decimal = decimal(bytes) else { return false }
+                guard let bytes = value.minimalDelimited(), let decimal = decimal(bytes) else { return false }
                 below = decimal
             }
             if value.take(0x12) {
-                guard let bytes = value.lengthDelimited(), let decimal = decimal(bytes) else { return false }
+                guard let bytes = value.minimalDelimited(), let decimal = decimal(bytes) else { return false }
                 above = decimal
             }
             guard value.isAtEnd else { return false }
             rule(symbol, below, above)
         }
         if reader.take(0x18) {
-            guard let version = reader.varint(), version != 0 else { return false }
+            guard let version = reader.minimalVarint(), version != 0 else { return false }
         }
         if reader.take(0x20) {
-            guard let updatedAt = reader.varint(), updatedAt != 0 else { return false }
+            guard let updatedAt = reader.minimalVarint(), updatedAt != 0 else { return false }
         }
         return reader.isAtEnd
     }
@@ -104,8 +105,8 @@ enum SettingsRecord {
     }
 
     static func record(inResponse response: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        var reader = Reader(response)
-        guard reader.take(0x0A), let record = reader.lengthDelimited(), reader.isAtEnd else { return nil }
+        var reader = ProtobufCursor(response)
+        guard reader.take(0x0A), let record = reader.minimalDelimited(), reader.isAtEnd else { return nil }
         return record
     }
 
@@ -114,61 +115,16 @@ enum SettingsRecord {
     }
 
     private static func decimal(_ bytes: UnsafeRawBufferPointer) -> StoredDecimal? {
-        var reader = Reader(bytes)
+        var reader = ProtobufCursor(bytes)
         var result = StoredDecimal(mantissa: 0, scale: 0)
         if reader.take(0x08) {
-            guard let zigzagged = reader.varint(), zigzagged != 0 else { return nil }
+            guard let zigzagged = reader.minimalVarint(), zigzagged != 0 else { return nil }
             result.mantissa = Int64(bitPattern: (zigzagged >> 1) ^ (0 &- (zigzagged & 1)))
         }
         if reader.take(0x10) {
-            guard let scale = reader.varint(), (1...18).contains(scale) else { return nil }
+            guard let scale = reader.minimalVarint(), (1...18).contains(scale) else { return nil }
             result.scale = Int(scale)
         }
         return reader.isAtEnd ? result : nil
-    }
-
-    /// A bounds-checked cursor; every read that would leave the buffer fails instead.
-    struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var offset = 0
-
-        init(_ bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-        }
-
-        var isAtEnd: Bool { offset == bytes.count }
-
-        /// Consumes `tag` if it is the next byte.
-        mutating func take(_ tag: UInt8) -> Bool {
-            guard offset < bytes.count, bytes[offset] == tag else { return false }
-            offset += 1
-            return true
-        }
-
-        /// A minimal varint of at most 10 bytes (no redundant trailing zero groups).
-        mutating func varint() -> UInt64? {
-            var result: UInt64 = 0
-            var index = 0
-            while offset < bytes.count, index < 10 {
-                let byte = bytes[offset]
-                offset += 1
-                if index == 9, byte > 1 { return nil }
-                result |= UInt64(byte & 0x7F) << (7 * UInt64(index))
-                if byte < 0x80 {
-                    // A last group of zero after others is a non-minimal encoding.
-                    return index > 0 && byte == 0 ? nil : result
-                }
-                index += 1
-            }
-            return nil
-        }
-
-        /// A minimal length followed by that many bytes.
-        mutating func lengthDelimited() -> UnsafeRawBufferPointer? {
-            guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
-            let start = offset
-            offset += Int(length)
-            return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
-        }
     }
 }
