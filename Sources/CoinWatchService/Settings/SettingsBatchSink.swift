@@ -1,7 +1,7 @@
 import CoinWatchStore
 
-/// Where the settings writer puts its batches: the database in production, a wrapper that can fail on demand in
-/// tests (a full disk cannot be produced on cue).
+/// Where the settings writer puts its batches: the settings journal in production, the database itself or a
+/// wrapper that can fail on demand in tests (a full disk cannot be produced on cue).
 protocol SettingsBatchSink: Sendable {
     /// Applies `batch` atomically and returns only once it is on stable storage.
     func writeDurably(_ batch: WriteBatch) throws(StoreError)
@@ -10,5 +10,11 @@ protocol SettingsBatchSink: Sendable {
 extension Database: SettingsBatchSink {
     func writeDurably(_ batch: WriteBatch) throws(StoreError) {
         try write(batch, sync: true)
+    }
+}
+
+extension WriteAheadJournal: SettingsBatchSink {
+    func writeDurably(_ batch: WriteBatch) throws(StoreError) {
+        try commit(batch)
     }
 }

@@ -6,6 +6,9 @@ extension SettingsStore {
         /// Writes that may wait for the writer before new ones are refused with `RESOURCE_EXHAUSTED`. Bounds the
         /// memory a flood of saves can take while the disk is slow; the writer takes them all in its next batch.
         public var maxPendingWrites: Int = 65_536
+        /// The size of the settings journal when it is created. Each time it fills, the writer waits for LevelDB to
+        /// flush its memory table (a checkpoint) before starting it again; a larger journal does that less often.
+        public var journalCapacity: Int = WriteAheadJournal.defaultCapacity
 
         public init() {}
 
@@ -14,6 +17,12 @@ extension SettingsStore {
                 throw StoreError(
                     code: .invalidArgument,
                     message: "maxPendingWrites must be positive (got \(maxPendingWrites))"
+                )
+            }
+            guard journalCapacity >= 4096 else {
+                throw StoreError(
+                    code: .invalidArgument,
+                    message: "journalCapacity must be at least 4096 bytes (got \(journalCapacity))"
                 )
             }
         }

@@ -35,29 +35,44 @@ public final class SettingsStore: Sendable {
     /// - Throws: `StoreError` with code `.notSupported` when the store was written by a newer schema version,
     ///   `.corruption` when a stored record cannot be read back, or what LevelDB reports.
     public convenience init(database: Database, options: Options = Options()) throws(StoreError) {
-        try self.init(database: database, sink: database, options: options, clock: Self.wallClockMilliseconds)
+        try self.init(database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds)
     }
 
-    /// The designated initialiser; tests pass a sink that can fail on demand.
+    /// The designated initialiser. Without a `sink`, batches go through the settings journal (opened here, after
+    /// the schema check and before the load, so the load sees every batch the journal replays); tests pass a sink
+    /// that can fail on demand.
     init(
         database: Database,
-        sink: any SettingsBatchSink,
+        sink: (any SettingsBatchSink)?,
         options: Options,
         clock: @escaping @Sendable () -> Int64
     ) throws(StoreError) {
         try options.validate()
         try Self.prepareSchema(of: database)
+        let journal: WriteAheadJournal? = sink != nil ? nil : try WriteAheadJournal(
+            path: StorageLayout.journalPath(database.path),
+            database: database,
+            checkpointKey: StorageLayout.journalCheckpointKey,
+            capacity: options.journalCapacity
+        )
         let table = SettingsTable()
-        try Self.load(from: database, into: table)
+        do throws(StoreError) {
+            try Self.load(from: database, into: table)
+        } catch {
+            journal?.close()
+            throw error
+        }
         self.table = table
         self.queue = SettingsWriteQueue(limit: options.maxPendingWrites)
-        self.writer = SettingsWriter(sink: sink, table: table, queue: queue, clock: clock)
+        self.writer = SettingsWriter(sink: sink ?? journal!, table: table, queue: queue, clock: clock)
 
         writerExited.enter()
         let writer = self.writer
         let writerExited = self.writerExited
         NamedThread.start(name: "cw-settings") {
             writer.run()
+            // The journal lives as long as the thread that writes to it.
+            journal?.close()
             writerExited.leave()
         }
     }

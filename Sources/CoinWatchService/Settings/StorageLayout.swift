@@ -16,6 +16,15 @@ enum StorageLayout {
     /// 2: arm states as one binary `alert:arm:` record per device; opening a version 1 store migrates it.
     static let schemaVersion = 2
 
+    /// The sequence number of the last settings batch the database holds durably by itself (8 bytes,
+    /// little-endian); the settings journal replays the batches after it at open (see `WriteAheadJournal`).
+    static let journalCheckpointKey: [UInt8] = Array("meta:settings-journal".utf8)
+
+    /// The settings journal's file, inside the database directory; LevelDB leaves files it did not name alone.
+    static func journalPath(_ databasePath: String) -> String {
+        databasePath + "/coinwatch-settings.journal"
+    }
+
     /// `settings:<canonical device id>` → serialized `coinwatch.v1.Settings`.
     static let settingsPrefix: [UInt8] = Array("settings:".utf8)
 

@@ -50,6 +50,42 @@ struct SettingsStoreDurabilityTests {
         }
     }
 
+    @Test("saves go through the settings journal, which checkpoints each time it fills and when the store closes")
+    func journalCheckpoints() async throws {
+        try await withTemporaryDirectory(prefix: "settings-test") { directory in
+            let path = databasePath(in: directory)
+            var options = SettingsStore.Options()
+            // A few saves per round of the file, so this test passes several checkpoints.
+            options.journalCapacity = 4096
+            var acknowledged: [String: V1.Settings] = [:]
+            do {
+                let database = try Database(path: path)
+                defer { database.close() }
+                let store = try SettingsStore(database: database, options: options)
+                for index in 0..<120 {
+                    let settings = try await store.save(
+                        .init(deviceID: "dev-\(index % 30)", setRules: ["BTC": rule(below: String(index + 1))])
+                    )
+                    acknowledged[settings.deviceID] = settings
+                    if index == 60 {
+                        #expect(try checkpointedBatches(database) > 0, "the 4 KiB journal filled and was checkpointed")
+                    }
+                }
+                store.close()
+                #expect(try checkpointedBatches(database) == 120, "closing checkpointed every batch")
+            }
+            try withReopenedStore(at: path) { store, database throws in
+                #expect(memorySettings(of: store) == acknowledged)
+                #expect(try storedSettings(in: database) == acknowledged)
+            }
+        }
+    }
+
+    func checkpointedBatches(_ database: Database) throws -> UInt64 {
+        let value = try #require(try database.get(StorageLayout.journalCheckpointKey))
+        return value.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
     @Test("close commits what is queued, then refuses new writes while reads go on")
     func closeDrainsThenRefuses() async throws {
         try await withTemporaryDirectory(prefix: "settings-test") { directory in
