@@ -24,6 +24,16 @@ public struct UnaryResponder<Response: WireMessage>: Sendable {
         }
     }
 
+    /// Answers with a response already in its wire form: for a producer that holds the encoded message anyway
+    /// (the settings writer has the record it just wrote), so the answer costs a copy instead of an encoding.
+    /// The bytes are not checked against `Response`.
+    public func succeed(encodedResponse bytes: [UInt8]) {
+        let call = self.call
+        call.onLoop {
+            bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+        }
+    }
+
     public func fail(_ error: RPCError) {
         let call = self.call
         call.onLoop { call.finish(error) }

@@ -10,9 +10,9 @@ extension SettingsStore {
                 try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
-                self.save(request) { result in
+                self.submitSave(request) { result in
                     switch result {
-                    case .success(let settings): responder.succeed(V1.SaveSettingsResponse(settings: settings))
+                    case .success(let saved): responder.succeed(encodedResponse: saved.encodedResponse)
                     case .failure(let error): responder.fail(error)
                     }
                 }

@@ -17,6 +17,14 @@ extension SettingsStore {
         _ request: V1.SaveSettingsRequest,
         completion: @escaping @Sendable (Result<V1.Settings, RPCError>) -> Void
     ) {
+        submitSave(request) { completion($0.map(\.settings)) }
+    }
+
+    /// `save(_:completion:)` for the RPC method, whose answer is the response the writer encoded.
+    func submitSave(
+        _ request: V1.SaveSettingsRequest,
+        completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void
+    ) {
         let command: SaveCommand
         do {
             command = try SaveCommand(validating: request)

@@ -109,8 +109,10 @@ final class SettingsWriter: Sendable {
             }
         }
 
+        var records: [String: [UInt8]] = [:]
         if !staged.isEmpty {
-            let (storeError, records) = write(staged)
+            let (storeError, written) = write(staged)
+            records = written
             if let storeError {
                 statistics.withLock { stats in
                     stats.batchesFailed += 1
@@ -139,8 +141,16 @@ final class SettingsWriter: Sendable {
                 }
             }
         }
-        for (request, outcome) in zip(requests, outcomes) {
-            Self.complete(request, with: outcome)
+        // Each device's record is the state after its last save in the round: that save's answer can wrap it.
+        var ownsRecord = [Bool](repeating: false, count: requests.count)
+        var recordClaimed = Set<String>()
+        for index in requests.indices.reversed() {
+            if case .save(let command, _) = requests[index], case .saved = outcomes[index] {
+                ownsRecord[index] = recordClaimed.insert(command.device.rawValue).inserted
+            }
+        }
+        for index in requests.indices {
+            Self.complete(requests[index], with: outcomes[index], record: ownsRecord[index] ? records : nil)
         }
     }
 
@@ -191,12 +201,16 @@ final class SettingsWriter: Sendable {
         }
     }
 
-    private static func complete(_ request: PendingWrite, with outcome: Outcome) {
+    /// Answers `request`. A save's response wraps the record written for its device when `records` is given (it
+    /// was the device's last save in the round, nearly always its only one); otherwise it is encoded afresh.
+    private static func complete(_ request: PendingWrite, with outcome: Outcome, record records: [String: [UInt8]]?) {
         switch (request, outcome) {
         case (_, .failed(let error)):
             request.fail(error)
-        case (.save(_, let completion), .saved(let settings)):
-            completion(.success(settings))
+        case (.save(let command, let completion), .saved(let settings)):
+            let record = records?[command.device.rawValue] ?? settings.serializedBytes()
+            let response = record.withUnsafeBytes { SettingsRecord.encodedResponse(wrapping: $0) }
+            completion(.success(SavedSettings(settings: settings, encodedResponse: response)))
         case (.delete(_, let completion), .deleted(let existed)):
             completion(.success(existed))
         case (.save, .deleted), (.delete, .saved):

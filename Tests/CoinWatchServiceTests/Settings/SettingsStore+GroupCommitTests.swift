@@ -41,6 +41,25 @@ struct SettingsStoreGroupCommitTests {
         }
     }
 
+    @Test("each save's encoded answer is its own state, also when one batch saves a device twice")
+    func encodedAnswersPerSave() async throws {
+        try await withStore { store, _, _ in
+            let log = CompletionLog<Result<SavedSettings, RPCError>>()
+            store.pauseWriter()
+            for (device, below) in [("phone-1", "1"), ("phone-2", "5"), ("phone-1", "2")] {
+                log.expectOne()
+                store.submitSave(.init(deviceID: device, setRules: ["BTC": rule(below: below)])) { log.record($0) }
+            }
+            store.resumeWriter()
+            let saved = try log.waitForAll().map { try $0.get() }
+            #expect(saved.map { "\($0.settings.deviceID) v\($0.settings.version)" } == ["phone-1 v1", "phone-2 v1", "phone-1 v2"])
+            for answer in saved {
+                let decoded = try V1.SaveSettingsResponse(serializedBytes: answer.encodedResponse)
+                #expect(decoded.settings == answer.settings, "the bytes carry this save's state, not the round's last")
+            }
+        }
+    }
+
     @Test("requests for one device in one batch apply in submission order")
     func sameDeviceInOneBatchIsLinearizable() async throws {
         try await withStore { store, _, _ in
