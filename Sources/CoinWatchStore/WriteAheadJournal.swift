@@ -163,7 +163,7 @@ public final class WriteAheadJournal: Sendable {
     // MARK: File
 
     /// Opens the journal file, or creates it (reading as zeros) and makes its creation durable; returns its size.
-    static func openOrCreate(path: String, capacity: Int) throws(StoreError) -> (Int32, Int) {
+    static func openOrCreate(path: String, capacity requested: Int) throws(StoreError) -> (Int32, Int) {
         // open(2): the descriptor is ours to close.
         let existing = open(path, O_RDWR | O_CLOEXEC)
         if existing >= 0 {
@@ -181,6 +181,9 @@ public final class WriteAheadJournal: Sendable {
         } else if errno != ENOENT {
             throw ioError("open", path)
         }
+        // On a small volume the journal takes at most a quarter of the free space (it only needs room for the
+        // batches between two checkpoints), so a store that fits still starts.
+        let capacity = max(min(requested, freeBytes(near: path) / 4) & ~4095, min(requested, minimumCapacity))
         let temporary = path + ".new"
         let descriptor = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw ioError("create", temporary) }
@@ -234,9 +237,26 @@ public final class WriteAheadJournal: Sendable {
         return 0
     }
 
-    static func syncDirectory(of path: String) throws(StoreError) {
+    /// The smallest journal created when space is short: a few dozen rounds of saves between checkpoints.
+    static let minimumCapacity = 256 * 1024
+
+    /// Bytes an unprivileged writer may still use on the file system holding `path`'s directory (`Int.max` if
+    /// `statvfs` cannot tell).
+    static func freeBytes(near path: String) -> Int {
+        var info = statvfs()
+        guard statvfs(directory(of: path), &info) == 0 else { return Int.max }
+        let (bytes, overflow) = Int(info.f_bavail).multipliedReportingOverflow(by: Int(info.f_frsize))
+        return overflow ? Int.max : bytes
+    }
+
+    static func directory(of path: String) -> String {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let descriptor = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return directory.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : directory
+    }
+
+    static func syncDirectory(of path: String) throws(StoreError) {
+        let directory = directory(of: path)
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ioError("open", directory) }
         defer { closeFile(descriptor) }
         guard fsync(descriptor) == 0 else { throw ioError("fsync", directory) }
