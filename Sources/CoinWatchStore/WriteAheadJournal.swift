@@ -96,8 +96,9 @@ public final class WriteAheadJournal: Sendable {
     /// fit in what is left of the file, a checkpoint comes first and the journal starts again at its beginning; a
     /// batch larger than the whole file is written to the database with a synced write instead.
     ///
-    /// A thrown error leaves the batch's fate open: a failed sync may or may not have recorded it, so it may be
-    /// applied at the next open.
+    /// When LevelDB refuses the batch after it was recorded, the record is erased again, so the batch stays
+    /// refused. Any other thrown error leaves the batch's fate open: a failed sync may or may not have recorded it,
+    /// so it may be applied at the next open.
     public func commit(_ batch: WriteBatch) throws(StoreError) {
         try state.withLock { state throws(StoreError) in
             guard state.descriptor >= 0 else { throw .closed(path) }
@@ -111,9 +112,21 @@ public final class WriteAheadJournal: Sendable {
                 try checkpoint(&state)
             }
             try write(state.buffer, at: state.position, descriptor: state.descriptor)
+            do throws(StoreError) {
+                try database.write(batch, sync: false)
+            } catch {
+                // LevelDB refused the batch (a full disk, say) and the caller will report it as failed: take the
+                // record back out, so that a later open does not apply it. If even that fails, it stays, and an
+                // open may apply it, as it may a batch whose sync failed.
+                let header = [UInt8](repeating: 0, count: Self.headerSize)
+                if (try? write(header, at: state.position, descriptor: state.descriptor)) == nil {
+                    state.position += state.buffer.count
+                    state.lastSequence += 1
+                }
+                throw error
+            }
             state.position += state.buffer.count
             state.lastSequence += 1
-            try database.write(batch, sync: false)
         }
     }
 

@@ -131,6 +131,32 @@ struct WriteAheadJournalTests {
         }
     }
 
+    @Test("a batch the database refuses is taken back out of the journal and never replayed")
+    func refusedBatchIsErased() throws {
+        try withDatabase { database, path in
+            let journal = try open(database, path: path)
+            try journal.commit(batch([("a", "1")]))
+            // A closed database refuses every write, as a full disk would refuse this one.
+            database.close()
+            #expect(throws: StoreError.self) { try journal.commit(batch([("refused", "1")])) }
+            journal.close(checkpointing: false)
+
+            let reopenedDatabase = try Database(path: path)
+            defer { reopenedDatabase.close() }
+            try reopenedDatabase.delete(bytes("a"))
+            let reopened = try open(reopenedDatabase, path: path)
+            #expect(try value(reopenedDatabase, "a") == "1")
+            #expect(try value(reopenedDatabase, "refused") == nil)
+            // Writing goes on after the refused batch.
+            try reopened.commit(batch([("b", "1")]))
+            reopened.close(checkpointing: false)
+            try reopenedDatabase.delete(bytes("b"))
+            let again = try open(reopenedDatabase, path: path)
+            defer { again.close() }
+            #expect(try value(reopenedDatabase, "b") == "1")
+        }
+    }
+
     @Test("a full journal checkpoints and starts again at its beginning; the older round is never replayed")
     func wrapsAround() throws {
         try withDatabase { database, path in
