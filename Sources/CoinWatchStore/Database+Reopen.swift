@@ -79,8 +79,16 @@ extension Database {
                 + "(\(failure.message)); the database is reopened by the next write made outside forEach and "
                 + "withSnapshot")
         }
-        guard gate.beginReopen() else {
-            throw unavailable(gate.isClosing ? .closing : .reopening)
+        // Another thread may be reopening right now (say the alert thread's write came first): wait for its
+        // outcome rather than fail a write that the reopen is about to make possible, then look again.
+        while !gate.beginReopen() {
+            if gate.isClosing {
+                throw unavailable(.closing)
+            }
+            gate.waitWhileReopening()
+            if writeFailure.withLock({ $0 }) == nil {
+                return
+            }
         }
         var reopenError: StoreError?
         // Another thread may have reopened while this one waited for its turn.

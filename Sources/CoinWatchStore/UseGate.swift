@@ -126,6 +126,10 @@ final class UseGate: Sendable {
         state.load(ordering: .acquiring) & Self.closingBit != 0
     }
 
+    var isReopening: Bool {
+        state.load(ordering: .acquiring) & Self.reopeningBit != 0
+    }
+
     /// Registers the caller as the one reopener and waits until every other user has left; from then until
     /// `endReopen()`, registrations are turned away. Returns `false` (with nothing registered) when closing or
     /// another reopen has begun. Must not be called by a thread running a user body: it would wait for itself.
@@ -146,6 +150,14 @@ final class UseGate: Sendable {
             othersLeft.wait()
         }
         return true
+    }
+
+    /// Returns once no reopen is in progress (at once if none is). A reopen lasts one LevelDB open, so this polls
+    /// rather than adding a wake-up to every `leave()`.
+    func waitWhileReopening() {
+        while isReopening {
+            usleep(100)
+        }
     }
 
     /// Ends a reopen begun by `beginReopen()`: lets registrations in again and unregisters the reopener. Returns
