@@ -190,7 +190,8 @@ final class AlertWorker: @unchecked Sendable {
         case .ticks(let ticks):
             evaluate(ticks, &round)
         case .settingsChanged(let changes):
-            for change in changes {
+            // A save that leaves the rules as they were (a new version, same thresholds) changes nothing here.
+            for change in changes where change.old?.rules != change.new?.rules {
                 applyRules(
                     device: change.device,
                     old: AlertStorage.rules(of: change.old),
