@@ -32,6 +32,19 @@ struct WriteAheadJournalTests {
         try WriteAheadJournal.readCheckpoint(database, key: Self.checkpointKey)
     }
 
+    /// Commits `key` = `value` through `journal`, closes it as a crash would, makes the database lose the key and
+    /// reopens: the key must come back. Returns the reopened journal, for the caller to close.
+    func expectReplayed(
+        _ key: String, _ value: String, through journal: WriteAheadJournal, database: Database, path: String
+    ) throws -> WriteAheadJournal {
+        try journal.commit(batch([(key, value)]))
+        journal.close(checkpointing: false)
+        try database.delete(bytes(key))
+        let reopened = try open(database, path: path)
+        #expect(try self.value(database, key) == value)
+        return reopened
+    }
+
     @Test("committed batches reach the database and come back at the next open if the database lost them")
     func replayRestoresLostWrites() throws {
         try withDatabase { database, path in
@@ -116,18 +129,12 @@ struct WriteAheadJournalTests {
             try handle.close()
 
             let reopened = try open(database, path: path)
-            defer { reopened.close() }
             #expect(try value(database, "a") == "1")
             #expect(try value(database, "b") == nil)
             #expect(try value(database, "c") == nil)
             #expect(try checkpoint(database) == 1)
             // Writing goes on after the intact part: the next batch is number 2.
-            try reopened.commit(batch([("d", "1")]))
-            reopened.close(checkpointing: false)
-            try database.delete(bytes("d"))
-            let again = try open(database, path: path)
-            defer { again.close() }
-            #expect(try value(database, "d") == "1")
+            try expectReplayed("d", "1", through: reopened, database: database, path: path).close()
         }
     }
 
@@ -148,12 +155,7 @@ struct WriteAheadJournalTests {
             #expect(try value(reopenedDatabase, "a") == "1")
             #expect(try value(reopenedDatabase, "refused") == nil)
             // Writing goes on after the refused batch.
-            try reopened.commit(batch([("b", "1")]))
-            reopened.close(checkpointing: false)
-            try reopenedDatabase.delete(bytes("b"))
-            let again = try open(reopenedDatabase, path: path)
-            defer { again.close() }
-            #expect(try value(reopenedDatabase, "b") == "1")
+            try expectReplayed("b", "1", through: reopened, database: reopenedDatabase, path: path).close()
         }
     }
 
