@@ -14,6 +14,19 @@ extension WriteAheadJournal {
         static let delete: UInt8 = 2
     }
 
+    /// The encoding buffer's capacity kept between commits.
+    static let retainedBufferCapacity = 1 << 20
+
+    /// The size of `batch`'s record.
+    static func encodedSize(_ batch: WriteBatch) -> Int {
+        batch.operations.reduce(headerSize) { size, operation in
+            switch operation {
+            case .put(let key, let value): size + 9 + key.count + value.count
+            case .delete(let key): size + 5 + key.count
+            }
+        }
+    }
+
     /// Encodes `batch` as the record numbered `sequence` into `buffer` (replacing its contents).
     static func encode(_ batch: WriteBatch, sequence: UInt64, into buffer: inout [UInt8]) {
         buffer.removeAll(keepingCapacity: true)

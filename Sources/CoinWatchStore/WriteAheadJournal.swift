@@ -102,12 +102,14 @@ public final class WriteAheadJournal: Sendable {
     public func commit(_ batch: WriteBatch) throws(StoreError) {
         try state.withLock { state throws(StoreError) in
             guard state.descriptor >= 0 else { throw .closed(path) }
-            Self.encode(batch, sequence: state.lastSequence + 1, into: &state.buffer)
-            if state.buffer.count > state.capacity {
+            if Self.encodedSize(batch) > state.capacity {
                 try checkpoint(&state)
                 try database.write(batch, sync: true)
                 return
             }
+            Self.encode(batch, sequence: state.lastSequence + 1, into: &state.buffer)
+            // Keep the buffer for the next round, unless a burst made it large.
+            defer { if state.buffer.capacity > Self.retainedBufferCapacity { state.buffer = [] } }
             if state.position + state.buffer.count > state.capacity {
                 try checkpoint(&state)
             }

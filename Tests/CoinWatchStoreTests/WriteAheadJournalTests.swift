@@ -247,6 +247,7 @@ struct WriteAheadJournalTests {
         let original = batch([("key", "value"), ("gone", nil), ("", "")])
         var record: [UInt8] = []
         WriteAheadJournal.encode(original, sequence: 9, into: &record)
+        #expect(WriteAheadJournal.encodedSize(original) == record.count)
         let payload = Array(record[WriteAheadJournal.headerSize...])
         #expect(payload.withUnsafeBytes { WriteAheadJournal.decode(payload: $0) } == original)
         #expect(WriteAheadJournal.load(record, at: 8) as UInt64 == 9)
