@@ -11,8 +11,8 @@ import Synchronization
 /// A synced LevelDB write appends to LevelDB's log and calls `fdatasync`; because the append grows the file, the
 /// file system writes the inode as well as the data, two dependent writes per commit. This journal is a file of
 /// fixed size, its blocks reserved when it is created, and records overwrite it from the start, so a commit's
-/// `fdatasync` has (almost) no metadata to write: on this project's test machine 128 µs per commit once the blocks
-/// have been written, 148 µs on the first pass, against 257 µs for an append (see docs/PERFORMANCE.md). Databases
+/// `fdatasync` has (almost) no metadata to write: on this project's test machine about half the time of a sync
+/// after an append (108–128 µs against 183–257 µs; `scripts/bench-fsync`, docs/PERFORMANCE.md). Databases
 /// preallocate their write-ahead logs for the same reason.
 ///
 /// What is durable where: a committed batch is in the journal (synced) and in LevelDB (not synced). LevelDB makes
@@ -89,7 +89,8 @@ public final class WriteAheadJournal: Sendable {
 
     deinit {
         assert(state.withLock { $0.descriptor } < 0, "WriteAheadJournal at \(path) was deinitialised without close()")
-        close()
+        // Release builds: free the descriptor; the database may be closed already, so no checkpoint.
+        close(checkpointing: false)
     }
 
     /// Records `batch` durably in the journal, then applies it to the database (unsynced). When the batch does not
