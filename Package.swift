@@ -56,7 +56,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchStore",
-            dependencies: ["CLevelDB"],
+            dependencies: ["CLevelDB", "CCoinWatchSystem"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -3,9 +3,10 @@ internal import Glibc
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
+import CCoinWatchSystem
 import Synchronization
 
-/// Makes write batches durable with one `fdatasync` of a preallocated file, then applies them to the database
+/// Makes write batches durable with one `fdatasync` of a preallocated file, and applies them to the database
 /// without a sync.
 ///
 /// A synced LevelDB write appends to LevelDB's log and calls `fdatasync`; because the append grows the file, the
@@ -14,6 +15,9 @@ import Synchronization
 /// `fdatasync` has (almost) no metadata to write: on this project's test machine about half the time of a sync
 /// after an append (108–128 µs against 183–257 µs; `scripts/bench-fsync`, docs/PERFORMANCE.md). Databases
 /// preallocate their write-ahead logs for the same reason.
+///
+/// A commit writes the record, starts the device writing it (`sync_file_range`), applies the batch to LevelDB while
+/// the device works, then waits in `fdatasync`: LevelDB's share of the round overlaps the disk's.
 ///
 /// What is durable where: a committed batch is in the journal (synced) and in LevelDB (not synced). LevelDB makes
 /// its writes durable by itself when it flushes its memory table to a table file. Before the journal is reused from
@@ -93,13 +97,13 @@ public final class WriteAheadJournal: Sendable {
         close(checkpointing: false)
     }
 
-    /// Records `batch` durably in the journal, then applies it to the database (unsynced). When the batch does not
+    /// Records `batch` durably in the journal and applies it to the database (unsynced). When the batch does not
     /// fit in what is left of the file, a checkpoint comes first and the journal starts again at its beginning; a
     /// batch larger than the whole file is written to the database with a synced write instead.
     ///
     /// When LevelDB refuses the batch after it was recorded, the record is erased again, so the batch stays
-    /// refused. Any other thrown error leaves the batch's fate open: a failed sync may or may not have recorded it,
-    /// so it may be applied at the next open.
+    /// refused. Any other thrown error leaves the batch's fate open: after a failed sync the record may or may not
+    /// be on disk, and LevelDB has already taken the batch, so it may be there after the next open.
     public func commit(_ batch: WriteBatch) throws(StoreError) {
         try state.withLock { state throws(StoreError) in
             guard state.descriptor >= 0 else { throw .closed(path) }
@@ -114,9 +118,15 @@ public final class WriteAheadJournal: Sendable {
             if state.position + state.buffer.count > state.capacity {
                 try checkpoint(&state)
             }
-            try write(state.buffer, at: state.position, descriptor: state.descriptor)
+            let failure = state.buffer.withUnsafeBytes {
+                Self.writeAll($0, at: state.position, descriptor: state.descriptor)
+            }
+            guard failure == 0 else { throw Self.ioError("pwrite", path, errno: failure) }
+            // The device writes the record while LevelDB takes the batch; fdatasync below waits for both halves.
+            _ = cw_sys_start_writeback(state.descriptor, Int64(state.position), Int64(state.buffer.count))
             do throws(StoreError) {
                 try database.write(batch, sync: false)
+                guard fdatasync(state.descriptor) == 0 else { throw Self.ioError("fdatasync", path) }
             } catch {
                 // LevelDB refused the batch (a full disk, say) and the caller will report it as failed: take the
                 // record back out, so that a later open does not apply it. If even that fails, it stays, and an

@@ -69,6 +69,11 @@ int64_t cw_sys_monotonic_ns(void);
 /// Names the calling thread (pthread_setname_np; at most 15 bytes are kept). Returns 0 or an errno.
 int cw_sys_set_thread_name(const char *name);
 
+/// Starts writing back the dirty pages of `[offset, offset + length)` of `fd` without waiting
+/// (sync_file_range with SYNC_FILE_RANGE_WRITE). Durability still needs fdatasync; this only lets the
+/// device work while the caller does something else. Returns 0 or an errno.
+int cw_sys_start_writeback(int fd, int64_t offset, int64_t length);
+
 // MARK: sockets
 
 /// `socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)`.
