@@ -11,33 +11,11 @@ struct IdleBenchmark {
     func run() throws -> Int32 {
         guard let pid = options.serverPID else { throw UsageError("idle mode needs --server-pid PID (the coinwatchd to measure)") }
         let options = self.options
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        raiseDescriptorLimit()
         let before = try Self.residentBytes(pid: pid)
         let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
         defer { group.syncShutdownGracefully() }
-        let connections = try runBlocking {
-            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
-                var all: [RPCClientConnection] = []
-                var started = 0
-                while started < options.connections || !tasks.isEmpty {
-                    while started < options.connections && started - all.count < 200 {
-                        started += 1
-                        tasks.addTask {
-                            var connectOptions = RPCClientConnection.Options()
-                            connectOptions.clientName = "coinwatch-bench-idle"
-                            connectOptions.keepaliveInterval = .zero
-                            return try await RPCClientConnection.connect(
-                                host: options.host, port: options.port, on: group.next(), options: connectOptions)
-                        }
-                    }
-                    if let connection = try await tasks.next() { all.append(connection) }
-                }
-                return all
-            }
-        }
+        let connections = try options.connectAll(options.connections, on: group, clientName: "coinwatch-bench-idle")
         sleepSeconds(max(1, options.duration))
         let held = try Self.residentBytes(pid: pid)
         let perConnection = Double(held - before) / Double(connections.count)

@@ -25,7 +25,7 @@ struct StreamBenchmark {
         let connectionCount = min(options.subscribers, options.connectionsGiven ?? 1000)
         let symbols = (0..<options.symbols).map { "BN\($0)" }
         let phase = Phase()
-        let connections = try connect(count: connectionCount + 1, group: group)
+        let connections = try options.connectAll(connectionCount + 1, on: group, clientName: "coinwatch-bench")
         let publisherConnection = connections[0]
         let subscribers = (0..<options.subscribers).map { index in
             StreamSubscriber(connection: connections[1 + index % connectionCount], phase: phase)
@@ -77,39 +77,6 @@ struct StreamBenchmark {
                 + "\"p99_ms\":\(formatMillis(p99)),\"gaps\":\(gaps),\"errors\":\(errors)}")
         }
         return errors == 0 ? 0 : 1
-    }
-
-    private func connect(count: Int, group: EventLoopGroup) throws -> [RPCClientConnection] {
-        let options = self.options
-        return try runBlocking {
-            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
-                var all: [RPCClientConnection] = []
-                var started = 0
-                // At most 200 handshakes in flight, so a large fleet does not trip the server's handshake timeout.
-                while started < count || !tasks.isEmpty {
-                    while started < count && started - all.count < 200 {
-                        started += 1
-                        tasks.addTask {
-                            var connectOptions = RPCClientConnection.Options()
-                            connectOptions.clientName = "coinwatch-bench"
-                            connectOptions.authToken = options.token
-                            connectOptions.keepaliveInterval = .zero
-                            return try await RPCClientConnection.connect(
-                                host: options.host, port: options.port, on: group.next(), options: connectOptions)
-                        }
-                    }
-                    if let connection = try await tasks.next() { all.append(connection) }
-                }
-                return all
-            }
-        }
-    }
-
-    private func raiseDescriptorLimit() {
-        var limit = rlimit()
-        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        limit.rlim_cur = limit.rlim_max
-        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
 

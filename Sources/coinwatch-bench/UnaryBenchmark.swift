@@ -79,22 +79,7 @@ struct UnaryBenchmark {
         group: EventLoopGroup, method: String, payloads: [[UInt8]], phase: Phase
     ) throws -> [any UnaryLoad] {
         let options = self.options
-        let connections = try runBlocking {
-            try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
-                for _ in 0..<options.connections {
-                    tasks.addTask {
-                        var connectOptions = RPCClientConnection.Options()
-                        connectOptions.clientName = "coinwatch-bench"
-                        connectOptions.keepaliveInterval = .zero
-                        return try await RPCClientConnection.connect(
-                            host: options.host, port: options.port, on: group.next(), options: connectOptions)
-                    }
-                }
-                var all: [RPCClientConnection] = []
-                for try await connection in tasks { all.append(connection) }
-                return all
-            }
-        }
+        let connections = try options.connectAll(options.connections, on: group, clientName: "coinwatch-bench")
         // Each connection starts at its own equal share of the devices, so together they visit every device once
         // before any is visited twice (a save benchmark then seeds all `--devices` distinct devices).
         return connections.enumerated().map { index, connection in
