@@ -12,6 +12,23 @@ private func describe(_ error: RPCError?) -> String {
 
 @Suite("SettingsStore: write failures")
 struct SettingsStoreFailureTests {
+    @Test("options out of range are refused at open with a message naming the option", arguments: [
+        (0, 4096, "maxPendingWrites must be positive (got 0)"),
+        (16, 1000, "journalCapacity must be at least 4096 bytes (got 1000)"),
+    ])
+    func badOptions(maxPendingWrites: Int, journalCapacity: Int, message: String) throws {
+        try withTemporaryDirectory(prefix: "settings-test") { directory in
+            let database = try Database(path: databasePath(in: directory))
+            defer { database.close() }
+            var options = SettingsStore.Options()
+            options.maxPendingWrites = maxPendingWrites
+            options.journalCapacity = journalCapacity
+            let error = #expect(throws: StoreError.self) { try SettingsStore(database: database, options: options) }
+            #expect(error?.code == .invalidArgument)
+            #expect(error?.message == message)
+        }
+    }
+
     @Test("a refused batch fails every request in it and leaves memory as it was")
     func failedBatchChangesNothing() async throws {
         try await withTemporaryDirectory(prefix: "settings-test") { directory in
