@@ -60,6 +60,30 @@ struct SettingsStoreGroupCommitTests {
         }
     }
 
+    @Test("a device saved, deleted and saved again in one batch: each save is answered with its own state")
+    func encodedAnswersAcrossADelete() async throws {
+        try await withStore { store, _, _ in
+            let saves = CompletionLog<Result<SavedSettings, RPCError>>()
+            let deletes = CompletionLog<Result<Bool, RPCError>>()
+            store.pauseWriter()
+            saves.expectOne()
+            store.submitSave(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")])) { saves.record($0) }
+            deletes.expectOne()
+            store.delete(.init(deviceID: "phone-1")) { deletes.record($0) }
+            saves.expectOne()
+            store.submitSave(.init(deviceID: "phone-1", setRules: ["ETH": rule(below: "2")])) { saves.record($0) }
+            store.resumeWriter()
+            let saved = try saves.waitForAll().map { try $0.get() }
+            #expect(try deletes.waitForAll().map { try $0.get() } == [true])
+            // Both are version 1 (the second is a first save again), with different rules.
+            #expect(saved.map { $0.settings.version } == [1, 1])
+            #expect(saved.map { $0.settings.rules.keys.sorted() } == [["BTC"], ["ETH"]])
+            for answer in saved {
+                #expect(try V1.SaveSettingsResponse(serializedBytes: answer.encodedResponse).settings == answer.settings)
+            }
+        }
+    }
+
     @Test("requests for one device in one batch apply in submission order")
     func sameDeviceInOneBatchIsLinearizable() async throws {
         try await withStore { store, _, _ in
