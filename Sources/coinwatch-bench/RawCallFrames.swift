@@ -6,16 +6,16 @@ import CoinWatchRPC
 /// A load generator, like `redis-benchmark` with its pre-encoded commands: every
 /// field of `Frame{call: Call{call_id, method, payload}}` but the call id is the
 /// same for all calls with one payload, so those bytes (the "tail") are built once
-/// and only the id is written per call. Field numbers are those of `rpc.proto`;
+/// and only the id is written per call. Field numbers are the runtime's `FrameField`;
 /// `init` checks one encoding against the generated decoder.
 struct RawCallFrames {
     /// Per payload: `Call.method` and `Call.payload`, tag and length included.
     private let tails: [[UInt8]]
 
-    static let frameCallTag: UInt8 = 3 << 3 | 2
-    static let callIDTag: UInt8 = 1 << 3 | 0
-    static let methodTag: UInt8 = 2 << 3 | 2
-    static let payloadTag: UInt8 = 5 << 3 | 2
+    static let frameCallTag = UInt8(FrameField.call << 3 | 2)
+    static let callIDTag = UInt8(FrameField.Call.callID << 3 | 0)
+    static let methodTag = UInt8(FrameField.Call.method << 3 | 2)
+    static let payloadTag = UInt8(FrameField.Call.payload << 3 | 2)
 
     init(method: String, payloads: [[UInt8]]) throws(RPCError) {
         let methodBytes = Array(method.utf8)

@@ -5,7 +5,7 @@ import CoinWatchRPC
 /// benchmark's counterpart of `redis-benchmark`'s lean client.
 ///
 /// Calls are written from pre-encoded frames (`RawCallFrames`); replies are read
-/// with a minimal parse of `End` (call id, status code) and every one is still
+/// in place by the server's own `FrameReader` (call id, status) and every one is still
 /// checked: status OK, and the call id that of a call in flight. Each call's
 /// latency is measured from just before its frame is queued to the moment its
 /// `End` is read. Output queued during one loop iteration leaves in one write, as
@@ -97,11 +97,11 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
     // MARK: ConnectionDelegate
 
     func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
-        guard handshake == nil, let end = Self.readEnd(body) else {
+        guard handshake == nil, case .end(let id, let code, let message, _)? = FrameReader.read(body) else {
             slowFrame(body)
             return
         }
-        completed(id: end.id, code: end.code, message: nil)
+        completed(id: id, code: code, message: message.isEmpty ? nil : String(decoding: message, as: UTF8.self))
     }
 
     private func completed(id: UInt64, code: Int32, message: String?) {
@@ -123,38 +123,7 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
         if state != .stopping { issue(slot: slot, id: id + UInt64(inFlight), now: now) }
     }
 
-    /// `Frame{end: End{call_id, status{code}, payload}}` as the server writes it, or
-    /// nil for anything else (left to the generated decoder).
-    static func readEnd(_ body: UnsafeRawBufferPointer) -> (id: UInt64, code: Int32)? {
-        var outer = ProtobufCursor(body)
-        guard let (kind, wireType) = outer.tag(), kind == 5, wireType == 2, let end = outer.delimited(),
-              outer.isAtEnd else { return nil }
-        var cursor = ProtobufCursor(end)
-        var id: UInt64 = 0
-        var code: Int32 = 0
-        while !cursor.isAtEnd {
-            guard let (field, wireType) = cursor.tag() else { return nil }
-            switch (field, wireType) {
-            case (1, 0):
-                guard let value = cursor.varint() else { return nil }
-                id = value
-            case (2, 2):
-                guard let status = cursor.delimited() else { return nil }
-                var statusCursor = ProtobufCursor(status)
-                // A status with a message is read by the decoder, which also checks the text.
-                guard let (statusField, statusType) = statusCursor.tag(), statusField == 1, statusType == 0,
-                      let value = statusCursor.varint(), statusCursor.isAtEnd else { return nil }
-                code = Int32(truncatingIfNeeded: value)
-            case (4, 2):
-                guard cursor.delimited() != nil else { return nil }
-            default:
-                return nil
-            }
-        }
-        return (id, code)
-    }
-
-    /// The handshake and every frame the minimal parse does not take.
+    /// The handshake and every frame `FrameReader` does not take.
     private func slowFrame(_ body: UnsafeRawBufferPointer) {
         let frame: V1.Frame
         do {

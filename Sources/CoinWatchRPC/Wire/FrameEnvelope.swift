@@ -1,29 +1,30 @@
 import CoinWatchProto
 
-/// Field numbers of `rpc.proto` used by the hand-written envelope writers.
-enum FrameField {
-    static let call = 3
-    static let message = 4
-    static let end = 5
+/// Field numbers of `rpc.proto` used by the hand-written envelope writers and readers (public for the load
+/// tool's pre-encoded calls).
+public enum FrameField {
+    public static let call = 3
+    public static let message = 4
+    public static let end = 5
 
-    enum Call {
-        static let callID = 1, method = 2, timeoutMs = 3, metadata = 4, payload = 5
+    public enum Call {
+        public static let callID = 1, method = 2, timeoutMs = 3, metadata = 4, payload = 5
     }
 
-    enum Message {
-        static let callID = 1, payload = 2
+    public enum Message {
+        public static let callID = 1, payload = 2
     }
 
-    enum End {
-        static let callID = 1, status = 2, payload = 4
+    public enum End {
+        public static let callID = 1, status = 2, payload = 4
     }
 
-    enum Status {
-        static let code = 1, message = 2
+    public enum Status {
+        public static let code = 1, message = 2
     }
 
-    enum MapEntry {
-        static let key = 1, value = 2
+    public enum MapEntry {
+        public static let key = 1, value = 2
     }
 }
 

@@ -8,15 +8,16 @@
 /// caller falls back to the generated decoder, which accepts every valid
 /// encoding and explains every invalid one. So this reader never has to be
 /// right about errors, only about the frames it accepts, and those are checked
-/// against the generated decoder in the tests.
-enum FrameReader {
-    enum Fast {
+/// against the generated decoder in the tests. Public for load generators, which read
+/// replies at the rate the server writes them.
+public enum FrameReader {
+    public enum Fast {
         case call(callID: UInt64, method: UnsafeRawBufferPointer, timeoutMs: UInt64, payload: UnsafeRawBufferPointer)
         case message(callID: UInt64, payload: UnsafeRawBufferPointer)
         case end(callID: UInt64, code: Int32, message: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer)
     }
 
-    static func read(_ body: UnsafeRawBufferPointer) -> Fast? {
+    public static func read(_ body: UnsafeRawBufferPointer) -> Fast? {
         var outer = ProtobufCursor(body)
         guard let (field, wireType) = outer.tag(), wireType == 2, let inner = outer.delimited(), outer.isAtEnd else {
             return nil
