@@ -242,6 +242,16 @@ struct WriteAheadJournalTests {
         }
     }
 
+    @Test("a journal path that cannot be opened is refused with the call, the path and the reason")
+    func unopenablePath() throws {
+        try withDatabase { database, path in
+            try FileManager.default.createDirectory(atPath: journalPath(path), withIntermediateDirectories: false)
+            let error = #expect(throws: StoreError.self) { try open(database, path: path) }
+            #expect(error?.code == .ioError)
+            #expect(error?.message == "IO error: open \(journalPath(path)): Is a directory")
+        }
+    }
+
     @Test("records round-trip through their encoding, and a malformed payload is refused")
     func recordEncoding() {
         let original = batch([("key", "value"), ("gone", nil), ("", "")])
