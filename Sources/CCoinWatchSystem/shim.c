@@ -1,6 +1,6 @@
 // Thin wrappers declared in CCoinWatchSystem.h. Each quotes the contract of the call it wraps.
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE  // sync_file_range(2)
+#define _GNU_SOURCE  // sync_file_range(2), sched_getaffinity(2), CPU_COUNT_S
 #endif
 #include "CCoinWatchSystem.h"
 
@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -127,6 +128,29 @@ int cw_sys_set_thread_name(const char *name) {
     char shortName[16];
     snprintf(shortName, sizeof shortName, "%s", name);
     return pthread_setname_np(pthread_self(), shortName);
+}
+
+int cw_sys_affinity_cpu_count(void) {
+    // sched_getaffinity(2): fails with EINVAL when the mask is smaller than the kernel's, so grow
+    // it (CPU_ALLOC(3); the caller frees with CPU_FREE) until it fits, up to 64k CPUs.
+    for (int cpus = 1024; cpus <= 65536; cpus *= 2) {
+        cpu_set_t *set = CPU_ALLOC(cpus);
+        if (set == NULL) return -1;
+        size_t size = CPU_ALLOC_SIZE(cpus);
+        if (sched_getaffinity(0, size, set) == 0) {
+            int count = CPU_COUNT_S(size, set);
+            CPU_FREE(set);
+            return count;
+        }
+        int saved = errno;
+        CPU_FREE(set);
+        if (saved != EINVAL) {
+            errno = saved;
+            return -1;
+        }
+    }
+    errno = EINVAL;
+    return -1;
 }
 
 // MARK: sockets

@@ -86,8 +86,10 @@ public final class ServerProcess: Sendable {
     /// - Parameters:
     ///   - port: 0 for a free port; a fixed one to restart a server where clients expect it.
     ///   - dataDirectory: reuse a data directory (a restart); a new one when nil.
+    ///   - launcher: a command that runs coinwatchd, such as `["/usr/bin/taskset", "-c", "0"]`.
     public static func start(
-        port: Int = 0, dataDirectory: TemporaryDirectory? = nil, arguments: [String] = []
+        port: Int = 0, dataDirectory: TemporaryDirectory? = nil, arguments: [String] = [],
+        launcher: [String] = []
     ) async throws -> ServerProcess {
         guard let binary = BuiltProducts.url(of: "coinwatchd") else {
             throw ServerProcessError(
@@ -95,10 +97,9 @@ public final class ServerProcess: Sendable {
         }
         let data = try dataDirectory ?? TemporaryDirectory(prefix: "coinwatchd-test")
         let logPath = data.path + "-\(UUID().uuidString).log"
-        let pid = try spawn(
-            binary.path,
-            ["--listen", "127.0.0.1:\(port)", "--data", data.path + "/db", "--feed", "none"] + arguments,
-            log: logPath)
+        let command = launcher + [binary.path, "--listen", "127.0.0.1:\(port)", "--data", data.path + "/db",
+                                  "--feed", "none"] + arguments
+        let pid = try spawn(command[0], Array(command.dropFirst()), log: logPath)
         let deadline = ContinuousClock.now + startTimeout
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

@@ -69,6 +69,10 @@ int64_t cw_sys_monotonic_ns(void);
 /// Names the calling thread (pthread_setname_np; at most 15 bytes are kept). Returns 0 or an errno.
 int cw_sys_set_thread_name(const char *name);
 
+/// CPUs in the calling thread's affinity mask (sched_getaffinity): what `taskset` or a cpuset
+/// leaves this process, as opposed to the CPUs online. Returns the count or -1 with errno.
+int cw_sys_affinity_cpu_count(void);
+
 /// Starts writing back the dirty pages of `[offset, offset + length)` of `fd` without waiting
 /// (sync_file_range with SYNC_FILE_RANGE_WRITE). Durability still needs fdatasync; this only lets the
 /// device work while the caller does something else. Returns 0 or an errno.

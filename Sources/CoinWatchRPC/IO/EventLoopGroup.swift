@@ -6,9 +6,9 @@ public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
     private let counter = Atomic<Int>(0)
 
-    /// One loop per online core by default: a loop is CPU-bound under load, so more loops than
-    /// cores only adds context switches.
-    public static var defaultThreadCount: Int { Sys.coreCount() }
+    /// One loop per core this process may use (``ProcessorBudget``): a loop is CPU-bound under
+    /// load, so more loops than cores only adds context switches and scheduler waits.
+    public static var defaultThreadCount: Int { ProcessorBudget.current().cores }
 
     /// Starts `threads` loops named "`namePrefix`-0", "`namePrefix`-1", …
     public init(threads: Int = EventLoopGroup.defaultThreadCount, namePrefix: String = "cw-loop") throws(IOError) {

@@ -276,9 +276,38 @@ enum Sys {
         _ = pthread_detach(thread)
     }
 
-    /// Online processors, the default number of event loops.
-    static func coreCount() -> Int {
+    // MARK: Processors
+
+    /// Processors online (sysconf), at least 1.
+    static func onlineProcessorCount() -> Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+
+    /// CPUs in the calling thread's affinity mask, or nil if the kernel would not say.
+    static func affinityProcessorCount() -> Int? {
+        let count = cw_sys_affinity_cpu_count()
+        return count > 0 ? Int(count) : nil
+    }
+
+    /// The text of a small file such as a cgroup setting (at most `limit` bytes are read), or nil if
+    /// it cannot be opened or read.
+    static func readSmallTextFile(_ path: String, limit: Int = 4096) -> String? {
+        // open(2): the fd is ours and is closed below on every path.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(fd, buffer.baseAddress! + filled, limit - filled)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        return String(decoding: bytes[..<filled], as: UTF8.self)
     }
 }
 

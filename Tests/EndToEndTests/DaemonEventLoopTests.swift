@@ -1,0 +1,45 @@
+import CoinWatchClient
+import CoinWatchModel
+import CoinWatchRPC
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+/// How many event loops coinwatchd starts when not told: one per core it may run on, so a server
+/// confined to fewer cores than the machine has does not oversubscribe them.
+@Suite("coinwatchd event loops")
+struct DaemonEventLoopTests {
+    static let taskset = "/usr/bin/taskset"
+
+    @Test("by default one loop per core the process may use")
+    func defaultFollowsBudget() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        #expect(listening.contains("threads=\(ProcessorBudget.current().cores)"), "\(listening)")
+    }
+
+    @Test("confined to one core by taskset, it starts one loop and serves",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: taskset)))
+    func confinedToOneCore() async throws {
+        let server = try await ServerProcess.start(launcher: [Self.taskset, "--cpu-list", "0"])
+        defer { server.stop() }
+        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        #expect(listening.contains("threads=1"), "\(listening)")
+        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        _ = try await client.setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(1000), above: nil)
+        let settings = try await client.settings(device: "phone-1")
+        #expect(settings.rules.keys.sorted() == ["BTC"])
+    }
+
+    @Test("an explicit --threads wins over the budget",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: taskset)))
+    func explicitThreads() async throws {
+        let server = try await ServerProcess.start(arguments: ["--threads", "3"],
+                                                   launcher: [Self.taskset, "--cpu-list", "0"])
+        defer { server.stop() }
+        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        #expect(listening.contains("threads=3"), "\(listening)")
+    }
+}
