@@ -21,7 +21,7 @@ struct DaemonOptions {
         OptionSpec("log-format", .value(placeholder: "text|json"), environment: "COINWATCH_LOG_FORMAT", default: "text",
                    help: "Log line format."),
         OptionSpec("threads", .value(placeholder: "N"), environment: "COINWATCH_THREADS",
-                   help: "Event-loop threads (default: one per core)."),
+                   help: "Event-loop threads (default: one per core the process may use, after CPU affinity and quota)."),
         OptionSpec("max-connections", .value(placeholder: "N"), environment: "COINWATCH_MAX_CONNECTIONS", default: "16384",
                    help: "Connections beyond this are refused."),
         OptionSpec("max-calls", .value(placeholder: "N"), environment: "COINWATCH_MAX_CALLS", default: "1024",
