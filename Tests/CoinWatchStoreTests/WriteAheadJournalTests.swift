@@ -1,4 +1,5 @@
 @testable import CoinWatchStore
+import CoinWatchTestSupport
 import Foundation
 import Testing
 
@@ -210,19 +211,35 @@ struct WriteAheadJournalTests {
         }
     }
 
-    @Test("a new journal reserves its capacity; a file cut short is replaced")
+    @Test("a new journal is its capacity of written zeros; a file cut short is replaced")
     func creation() throws {
         try withDatabase { database, path in
             let journal = try open(database, path: path, capacity: 8192)
             journal.close()
-            let size = try FileManager.default.attributesOfItem(atPath: journalPath(path))[.size] as? Int
-            #expect(size == 8192)
+            let contents = try Data(contentsOf: URL(fileURLWithPath: journalPath(path)))
+            #expect(contents.count == 8192)
+            #expect(contents.allSatisfy { $0 == 0 })
 
             try Data([1, 2, 3]).write(to: URL(fileURLWithPath: journalPath(path)))
             let recreated = try open(database, path: path, capacity: 8192)
             recreated.close()
             let newSize = try FileManager.default.attributesOfItem(atPath: journalPath(path))[.size] as? Int
             #expect(newSize == 8192)
+        }
+    }
+
+    /// A reserved-but-unwritten block costs every first commit into it an inode write (see `openOrCreate`).
+    @Test("a new journal's blocks are written, not reserved as unwritten extents",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/filefrag")))
+    func creationWritesBlocks() throws {
+        try withDatabase { database, path in
+            let journal = try open(database, path: path, capacity: 256 * 1024)
+            journal.close()
+            let filefrag = try ChildProcess("/usr/sbin/filefrag", ["-v", journalPath(path)])
+            let status = try #require(filefrag.wait(timeout: .seconds(30)))
+            try #require(status == 0, "filefrag failed: \(filefrag.stderr)")
+            #expect(filefrag.stdout.contains("extent"), "\(filefrag.stdout)")
+            #expect(!filefrag.stdout.contains("unwritten"), "\(filefrag.stdout)")
         }
     }
 
