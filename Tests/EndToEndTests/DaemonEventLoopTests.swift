@@ -11,11 +11,16 @@ import Testing
 struct DaemonEventLoopTests {
     static let taskset = "/usr/bin/taskset"
 
+    /// The start-up line that reports the loop count (`threads=N`).
+    func listeningLine(_ server: ServerProcess) throws -> Substring {
+        try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+    }
+
     @Test("by default one loop per core the process may use")
     func defaultFollowsBudget() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
-        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        let listening = try listeningLine(server)
         #expect(listening.contains("threads=\(ProcessorBudget.current().cores)"), "\(listening)")
     }
 
@@ -24,7 +29,7 @@ struct DaemonEventLoopTests {
     func confinedToOneCore() async throws {
         let server = try await ServerProcess.start(launcher: [Self.taskset, "--cpu-list", "0"])
         defer { server.stop() }
-        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        let listening = try listeningLine(server)
         #expect(listening.contains("threads=1"), "\(listening)")
         let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
         defer { client.close() }
@@ -39,7 +44,7 @@ struct DaemonEventLoopTests {
         let server = try await ServerProcess.start(arguments: ["--threads", "3"],
                                                    launcher: [Self.taskset, "--cpu-list", "0"])
         defer { server.stop() }
-        let listening = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
+        let listening = try listeningLine(server)
         #expect(listening.contains("threads=3"), "\(listening)")
     }
 }
