@@ -64,13 +64,16 @@ final class Epoll {
     }
 
     deinit {
+        // The eventfd outlives `close()`: other threads may still `wake()` a finished loop.
+        Sys.close(wakeFD)
         events.deallocate()
     }
 
-    /// Closes the three descriptors; the owner calls it once, when its loop has finished.
+    /// Closes the epoll and timer descriptors; the owner calls it once, when its loop has finished. The eventfd
+    /// stays open until this object is freed, so a thread that holds the loop can always write it, with no lock:
+    /// its number cannot have been reused for another file.
     func close() {
         Sys.close(timerFD)
-        Sys.close(wakeFD)
         Sys.close(fd)
     }
 

@@ -17,8 +17,8 @@ import Synchronization
 public final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable: the properties under "loop-thread state" are read and written only on the
     // loop's thread (asserted by `assertInEventLoop`); the shared ones are immutable, atomic, or
-    // guarded by a Mutex. The loop's descriptors are closed only after `Inbox.closed` is set under
-    // the inbox lock, and other threads touch the eventfd only while holding that lock.
+    // guarded by a Mutex. The epoll and timer descriptors are closed only after `Inbox.closed` is set
+    // under the inbox lock; the eventfd other threads write stays open until `epoll` is freed.
 
     public typealias Job = @Sendable () -> Void
 
@@ -112,16 +112,16 @@ public final class EventLoop: @unchecked Sendable {
     /// - Returns: false (and drops the job) if the loop has stopped.
     @discardableResult
     public func execute(_ job: @escaping Job) -> Bool {
-        inbox.withLock { state in
-            if state.closed { return false }
+        let (accepted, mustWake) = inbox.withLock { state in
+            if state.closed { return (false, false) }
             state.jobs.append(job)
-            if state.sleeping {
-                state.sleeping = false
-                // Under the lock, so it cannot race with the loop closing the eventfd.
-                epoll.wake()
-            }
-            return true
+            defer { state.sleeping = false }
+            return (true, state.sleeping)
         }
+        // After the lock: the write wakes the loop, which may then run at once on this core and would find the
+        // lock still held if it were written inside. The eventfd stays open while `self` is alive.
+        if mustWake { epoll.wake() }
+        return accepted
     }
 
     // MARK: Lifecycle
@@ -129,14 +129,13 @@ public final class EventLoop: @unchecked Sendable {
     /// Asks the loop to stop after its current iteration. Registered handlers are told to close
     /// (``IOHandler/eventLoopStopping()``), pending timers are dropped, jobs already accepted run.
     public func stop() {
-        inbox.withLock { state in
-            guard !state.closed else { return }
+        let mustWake = inbox.withLock { state in
+            guard !state.closed else { return false }
             state.stopRequested = true
-            if state.sleeping {
-                state.sleeping = false
-                epoll.wake()
-            }
+            defer { state.sleeping = false }
+            return state.sleeping
         }
+        if mustWake { epoll.wake() }
     }
 
     /// Blocks until the loop's thread has finished. Must not be called on the loop itself.
