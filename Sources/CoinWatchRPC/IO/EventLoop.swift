@@ -120,8 +120,20 @@ public final class EventLoop: @unchecked Sendable {
         }
         // After the lock: the write wakes the loop, which may then run at once on this core and would find the
         // lock still held if it were written inside. The eventfd stays open while `self` is alive.
-        if mustWake { epoll.wake() }
+        if mustWake {
+            if let batch = WakeBatch.current {
+                batch.add(self)
+            } else {
+                epoll.wake()
+            }
+        }
         return accepted
+    }
+
+    /// Whether the loop has gone to (or is about to enter) a blocking `epoll_wait` and needs a wake to see new
+    /// jobs. For tests that must know a job will not be picked up on its own.
+    var isAsleep: Bool {
+        inbox.withLock { $0.sleeping }
     }
 
     // MARK: Lifecycle

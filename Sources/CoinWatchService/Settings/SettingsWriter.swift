@@ -121,8 +121,10 @@ final class SettingsWriter: Sendable {
                 }
                 let error = RPCError(storeWriteFailure: storeError)
                 // Nothing was published: memory still holds only what earlier batches made durable.
-                for request in requests {
-                    request.fail(error)
+                EventLoop.coalescingWakes {
+                    for request in requests {
+                        request.fail(error)
+                    }
                 }
                 return
             }
@@ -149,8 +151,10 @@ final class SettingsWriter: Sendable {
                 ownsRecord[index] = recordClaimed.insert(command.device.rawValue).inserted
             }
         }
-        for index in requests.indices {
-            Self.complete(requests[index], with: outcomes[index], record: ownsRecord[index] ? records : nil)
+        EventLoop.coalescingWakes {
+            for index in requests.indices {
+                Self.complete(requests[index], with: outcomes[index], record: ownsRecord[index] ? records : nil)
+            }
         }
     }
 
