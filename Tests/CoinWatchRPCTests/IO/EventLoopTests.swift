@@ -196,6 +196,21 @@ struct EventLoopTests {
         #expect(ran.value == 100)
     }
 
+    /// A loop closes its eventfd when it is freed, not when its thread ends (other threads may still wake it), so a
+    /// loop that stayed referenced after stopping would keep it open.
+    @Test("a stopped loop is freed once released, and a late execute on it is refused")
+    func stoppedLoopIsFreed() async throws {
+        weak var released: EventLoop?
+        do {
+            let loop = try EventLoop(name: "test-freed")
+            released = loop
+            #expect(loop.execute {})
+            await loop.shutdownGracefully()
+            #expect(!loop.execute {})
+        }
+        #expect(await eventually { released == nil })
+    }
+
     @Test("a group hands out its loops round-robin")
     func groupRoundRobin() async throws {
         let group = try EventLoopGroup(threads: 3, namePrefix: "test-group")
