@@ -11,10 +11,10 @@ import Synchronization
 ///
 /// A synced LevelDB write appends to LevelDB's log and calls `fdatasync`; because the append grows the file, the
 /// file system writes the inode as well as the data, two dependent writes per commit. This journal is a file of
-/// fixed size, its blocks reserved when it is created, and records overwrite it from the start, so a commit's
-/// `fdatasync` has (almost) no metadata to write: on this project's test machine about half the time of a sync
-/// after an append (108–128 µs against 183–257 µs; `scripts/bench-fsync`, docs/PERFORMANCE.md). Databases
-/// preallocate their write-ahead logs for the same reason.
+/// fixed size, filled with zeros when it is created (see `openOrCreate` for why not `posix_fallocate`), and records
+/// overwrite it from the start, so a commit's `fdatasync` has (almost) no metadata to write: on this project's test
+/// machine about half the time of a sync after an append (108–128 µs against 183–257 µs; `scripts/bench-fsync`,
+/// docs/PERFORMANCE.md).
 ///
 /// A commit writes the record, starts the device writing it (`sync_file_range`), applies the batch to LevelDB while
 /// the device works, then waits in `fdatasync`: LevelDB's share of the round overlaps the disk's.
