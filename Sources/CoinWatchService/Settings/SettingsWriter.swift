@@ -144,16 +144,17 @@ final class SettingsWriter: Sendable {
             }
         }
         // Each device's record is the state after its last save in the round: that save's answer can wrap it.
-        var ownsRecord = [Bool](repeating: false, count: requests.count)
+        var ownedRecords = [[UInt8]?](repeating: nil, count: requests.count)
         var recordClaimed = Set<String>()
         for index in requests.indices.reversed() {
-            if case .save(let command, _) = requests[index], case .saved = outcomes[index] {
-                ownsRecord[index] = recordClaimed.insert(command.device.rawValue).inserted
+            if case .save(let command, _) = requests[index], case .saved = outcomes[index],
+               recordClaimed.insert(command.device.rawValue).inserted {
+                ownedRecords[index] = records[command.device.rawValue]
             }
         }
         EventLoop.coalescingWakes {
             for index in requests.indices {
-                Self.complete(requests[index], with: outcomes[index], record: ownsRecord[index] ? records : nil)
+                Self.complete(requests[index], with: outcomes[index], record: ownedRecords[index])
             }
         }
     }
@@ -205,14 +206,14 @@ final class SettingsWriter: Sendable {
         }
     }
 
-    /// Answers `request`. A save's response wraps the record written for its device when `records` is given (it
-    /// was the device's last save in the round, nearly always its only one); otherwise it is encoded afresh.
-    private static func complete(_ request: PendingWrite, with outcome: Outcome, record records: [String: [UInt8]]?) {
+    /// Answers `request`. A save's response wraps `record`, the record written for its device, when given (it was
+    /// the device's last save in the round, nearly always its only one); otherwise it is encoded afresh.
+    private static func complete(_ request: PendingWrite, with outcome: Outcome, record: [UInt8]?) {
         switch (request, outcome) {
         case (_, .failed(let error)):
             request.fail(error)
-        case (.save(let command, let completion), .saved(let settings)):
-            let record = records?[command.device.rawValue] ?? settings.serializedBytes()
+        case (.save(_, let completion), .saved(let settings)):
+            let record = record ?? settings.serializedBytes()
             let response = record.withUnsafeBytes { SettingsRecord.encodedResponse(wrapping: $0) }
             completion(.success(SavedSettings(settings: settings, encodedResponse: response)))
         case (.delete(_, let completion), .deleted(let existed)):
