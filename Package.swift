@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // CoinWatch: price-alert settings in LevelDB, live crypto prices and threshold
 // alerts over a framed, multiplexed protobuf RPC protocol.
@@ -13,6 +13,8 @@ import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 /// The runtime and the service run every call and every price delivery through
@@ -118,14 +120,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatch-bench",
-            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchAlertEngine", "CoinWatchCommandLine"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
+                "CoinWatchCommandLine",
+            ],
             swiftSettings: hotPathSettings
         ),
 
         // MARK: Tests
         .target(
             name: "CoinWatchTestSupport",
-            dependencies: ["CoinWatchStore", "CoinWatchProto"],
             path: "Tests/CoinWatchTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -141,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -151,25 +155,28 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchAlertEngineTests",
-            dependencies: ["CoinWatchAlertEngine", "CoinWatchModel", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchAlertEngine", "CoinWatchModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC",
+                "CoinWatchRPC", "CoinWatchAlertEngine",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchCLITests",
-            dependencies: ["CoinWatchCLI", "CoinWatchClient", "CoinWatchModel", "CoinWatchTestSupport"],
+            dependencies: [
+                "CoinWatchCLI", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
+                "CoinWatchTestSupport",
+            ],
             exclude: ["Golden"],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 extension AlertEngine {
     /// The hysteresis band, and the index tuning the tests use.

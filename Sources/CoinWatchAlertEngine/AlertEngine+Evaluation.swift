@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 extension AlertEngine {
     /// Evaluates one tick and returns what it did.

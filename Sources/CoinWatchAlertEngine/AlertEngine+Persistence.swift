@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 import Dispatch
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 extension AlertEngine {
     /// Saves a device's rule for a symbol, replacing the previous one.

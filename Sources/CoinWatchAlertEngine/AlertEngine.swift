@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// Decides, tick by tick, which devices' price alerts fire.
 ///

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// One device's thresholds for one symbol.
 ///

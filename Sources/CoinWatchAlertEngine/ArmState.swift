@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// Whether a rule side can fire on its next crossing.
 ///

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// A threshold crossing for one device, ready to be put in an outbox and pushed.
 public struct FiredAlert: Hashable, Sendable {

@@ -1,5 +1,5 @@
 import CoinWatchModel
-import CoinWatchRPC
+public import CoinWatchRPC
 
 extension CoinWatchClient {
     /// Where the server is and how to talk to it.

@@ -1,6 +1,6 @@
-import CoinWatchModel
-import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchModel
+public import CoinWatchProto
+public import CoinWatchRPC
 
 /// Typed conveniences for each CoinWatch method. They take and return the
 /// schema's value types, so nothing here hides a field the wire has.

@@ -1,6 +1,6 @@
 import CoinWatchModel
-import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchProto
+public import CoinWatchRPC
 import Synchronization
 
 /// The client library for CoinWatch servers.

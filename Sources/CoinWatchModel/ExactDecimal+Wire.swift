@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 
 /// The one conversion between exact decimals and the wire's `Decimal`.
 extension ExactDecimal {

@@ -1,8 +1,8 @@
-import CoinWatchLogging
+public import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
-import CoinWatchRPC
-import CoinWatchStore
+public import CoinWatchRPC
+public import CoinWatchStore
 
 /// The CoinWatch service: device settings, live prices and alerts, assembled
 /// over one LevelDB database and served by an `RPCServer`.

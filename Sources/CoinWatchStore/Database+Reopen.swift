@@ -1,3 +1,4 @@
+import Synchronization
 /// The C objects of the open database, replaceable by a reopen.
 ///
 /// `@unchecked Sendable`: `handles` is written only by a thread that holds the database's `UseGate` alone (a reopen,

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 @testable import CoinWatchProto
 import Testing
+import CoinWatchModel
 
 @Suite("UTF-8 check", .serialized)
 struct UTF8CheckTests {

@@ -2,6 +2,7 @@ import CoinWatchStore
 import CoinWatchTestSupport
 import Synchronization
 import Testing
+import FoundationEssentials
 
 @Suite("Write batches")
 struct WriteBatchTests {

@@ -4,6 +4,7 @@ import CoinWatchRPC
 import CoinWatchTestSupport
 import Foundation
 import Testing
+import CoinWatchProto
 
 /// How many event loops coinwatchd starts when not told: one per core it may run on, so a server
 /// confined to fewer cores than the machine has does not oversubscribe them.

@@ -1,4 +1,4 @@
-import CoinWatchCommandLine
+public import CoinWatchCommandLine
 
 /// One command of the CLI as help, dispatch and shell completion all need to know it.
 public struct CommandSpec: Sendable {

@@ -1,5 +1,5 @@
-import CoinWatchClient
-import CoinWatchCommandLine
+public import CoinWatchClient
+public import CoinWatchCommandLine
 import CoinWatchRPC
 
 /// The options every command takes: where the server is, how to authenticate, how long a call may

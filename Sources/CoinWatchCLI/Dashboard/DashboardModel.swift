@@ -1,5 +1,5 @@
-import CoinWatchModel
-import CoinWatchProto
+public import CoinWatchModel
+public import CoinWatchProto
 
 /// Everything the dashboard shows, updated from the stream and read by the renderer.
 ///

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// The change of a price since a reference price, exactly: the difference as a decimal and the
 /// percentage rounded to two places (half away from zero), never through a float.

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// A one-line chart of recent prices in block characters (▁▂▃▄▅▆▇█).
 ///

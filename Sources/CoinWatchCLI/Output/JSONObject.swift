@@ -1,5 +1,5 @@
 import CoinWatchLogging
-import CoinWatchModel
+public import CoinWatchModel
 
 /// A JSON object built field by field, printed with its fields in the order they were added.
 ///

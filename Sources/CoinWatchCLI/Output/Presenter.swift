@@ -1,5 +1,5 @@
 import CoinWatchModel
-import CoinWatchProto
+public import CoinWatchProto
 
 /// How each result reads, as text for people and as `--json` objects for scripts.
 ///

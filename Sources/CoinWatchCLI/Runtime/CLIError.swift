@@ -1,5 +1,5 @@
 import CoinWatchCommandLine
-import CoinWatchRPC
+public import CoinWatchRPC
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import CoinWatchClient
-import CoinWatchRPC
+public import CoinWatchClient
+public import CoinWatchRPC
 
 /// A client for one server address, with the CLI's error mapping.
 ///

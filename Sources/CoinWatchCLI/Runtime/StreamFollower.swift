@@ -1,5 +1,5 @@
-import CoinWatchClient
-import CoinWatchRPC
+public import CoinWatchClient
+public import CoinWatchRPC
 import Synchronization
 
 /// Where a followed stream stands, as the dashboard's status line shows it.

@@ -1,7 +1,6 @@
 import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchModel
-import CoinWatchRPC
 import Synchronization
 
 #if canImport(Glibc)

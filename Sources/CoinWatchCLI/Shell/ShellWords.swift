@@ -1,4 +1,4 @@
-import CoinWatchCommandLine
+public import CoinWatchCommandLine
 
 /// Splits a shell line into words the way a POSIX shell would for simple commands: blanks separate
 /// words, '…' quotes literally, "…" quotes with backslash escapes, and a backslash outside quotes

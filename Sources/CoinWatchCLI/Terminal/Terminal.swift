@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// The controlling terminal as the CLI uses it: raw keys in, escape sequences out.

@@ -1,5 +1,5 @@
 import Synchronization
-import CoinWatchProto
+public import CoinWatchProto
 
 extension RPCClientConnection {
     /// Runs a unary call; cancelling the task cancels the call.

@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 import Synchronization
 
 /// One client connection to a CoinWatch server: the handshake done, calls from

@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 import Synchronization
 
 extension RPCResponseStream where Element: WireMessage {

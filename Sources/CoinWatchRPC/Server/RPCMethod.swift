@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 
 /// One method a server serves: its path and how to run it.
 ///

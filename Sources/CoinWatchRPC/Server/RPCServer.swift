@@ -1,4 +1,4 @@
-import CoinWatchLogging
+public import CoinWatchLogging
 import Synchronization
 
 /// A CoinWatch RPC server: listens, speaks the protocol on its own event loops,

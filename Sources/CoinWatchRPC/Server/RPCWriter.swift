@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 
 /// Writes the responses of a server stream from async code, with backpressure.
 ///

@@ -1,5 +1,6 @@
 import CoinWatchLogging
 import CoinWatchProto
+import Synchronization
 
 /// The server side of one connection: handshake, calls, keepalive and limits.
 ///

@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 
 /// A server stream, driven from its connection's event loop.
 ///

@@ -1,4 +1,4 @@
-import CoinWatchProto
+public import CoinWatchProto
 
 /// Answers one unary call, once, from any thread.
 ///

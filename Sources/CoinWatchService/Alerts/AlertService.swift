@@ -1,9 +1,9 @@
 import CoinWatchAlertEngine
-import CoinWatchLogging
-import CoinWatchModel
+public import CoinWatchLogging
+public import CoinWatchModel
 import CoinWatchProto
-import CoinWatchRPC
-import CoinWatchStore
+public import CoinWatchRPC
+public import CoinWatchStore
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,5 +1,5 @@
 import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchRPC
 import Synchronization
 
 /// `Health/Check`: SERVING once the store is open and the feed runs.

@@ -1,5 +1,5 @@
 import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchRPC
 
 extension SettingsStore {
     /// The settings methods: reads answered inline on the event loop from memory,

@@ -1,5 +1,6 @@
 import CoinWatchModel
 import CoinWatchRPC
+import Synchronization
 
 extension LoopPriceFanout {
     /// Sends between two writability checks in a flush; a power of two.

@@ -1,6 +1,6 @@
 import CoinWatchModel
 import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchRPC
 
 extension PriceHub {
     /// `StreamPrices`, `GetPrices` and `PublishPrices`, ready for `RPCServer(configuration:methods:)`.

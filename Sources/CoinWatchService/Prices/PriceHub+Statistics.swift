@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import Synchronization
 
 /// A picture of the hub for operators, benchmarks and tests.
 public struct PriceHubStatistics: Sendable, Hashable {

@@ -1,7 +1,7 @@
-import CoinWatchModel
-import CoinWatchProto
+public import CoinWatchModel
+public import CoinWatchProto
 import CoinWatchRPC
-import CoinWatchStore
+public import CoinWatchStore
 import Synchronization
 
 /// The latest price of every symbol, fanned out to any number of `StreamPrices` calls.

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// One observed price, as feeds produce it and the hub, the streams and the alert engine consume it.
 ///

@@ -1,5 +1,5 @@
-import CoinWatchModel
-import CoinWatchProto
+public import CoinWatchModel
+public import CoinWatchProto
 
 /// One committed save or delete that changed a device's settings, as observers of the store see it.
 public struct SettingsChange: Sendable {

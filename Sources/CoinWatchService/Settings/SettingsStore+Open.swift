@@ -2,6 +2,7 @@ import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
+import Synchronization
 
 extension SettingsStore {
     /// Refuses a store laid out by a newer build, migrates one laid out by an older build, and marks a new store

@@ -1,7 +1,8 @@
 import CoinWatchAlertEngine
-import CoinWatchModel
-import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchModel
+public import CoinWatchProto
+public import CoinWatchRPC
+import Synchronization
 
 extension SettingsStore {
     /// The device's committed settings, or `nil` if it has none. Served from memory on the calling thread.

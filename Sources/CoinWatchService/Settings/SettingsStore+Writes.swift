@@ -1,5 +1,5 @@
-import CoinWatchProto
-import CoinWatchRPC
+public import CoinWatchProto
+public import CoinWatchRPC
 
 extension SettingsStore {
     /// `SaveSettings`: patches the device's settings durably and answers with what is stored.

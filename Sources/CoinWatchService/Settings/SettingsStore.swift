@@ -1,9 +1,10 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
-import CoinWatchStore
+public import CoinWatchStore
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The service's single owner of device settings: every device's settings in memory, LevelDB as the store of
 /// record.

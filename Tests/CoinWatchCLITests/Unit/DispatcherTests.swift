@@ -1,6 +1,8 @@
 @testable import CoinWatchCLI
 import CoinWatchCommandLine
 import Testing
+import CoinWatchModel
+import CoinWatchProto
 
 @Suite("Command lines")
 struct DispatcherTests {

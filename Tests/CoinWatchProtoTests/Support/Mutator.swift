@@ -1,3 +1,4 @@
+import CoinWatchModel
 /// Seeded mutations of valid encodings: the inputs a fuzzer would try, reproducible run to run.
 struct Mutator {
     private var rng: SeededGenerator

@@ -2,6 +2,7 @@ import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import Testing
+import CoinWatchStore
 @testable import CoinWatchService
 
 /// Jobs that share one round of the alert thread (and so one LevelDB batch) see each other's outbox changes. The

@@ -4,6 +4,7 @@ import CoinWatchRPC
 import CoinWatchStore
 import CoinWatchTestSupport
 import Testing
+import FoundationEssentials
 @testable import CoinWatchService
 
 /// Last prices survive a restart through LevelDB (`price:<SYMBOL>` → `coinwatch.v1.Tick`).

@@ -1,6 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
 import Testing
+import CoinWatchRPC
 @testable import CoinWatchService
 
 /// The hand-written shared payload plus suffix decodes, through the generated decoder, to the message meant.

@@ -5,6 +5,7 @@ import CoinWatchProto
 import CoinWatchStore
 import CoinWatchTestSupport
 import Testing
+import Synchronization
 
 /// The in-place reading of stored settings records: it accepts what the encoder writes, anything it accepts decodes
 /// to a message that encodes back to the same bytes, and the store answers the same for records it does not accept.

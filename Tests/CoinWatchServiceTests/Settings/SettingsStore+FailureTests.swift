@@ -5,6 +5,7 @@ import CoinWatchRPC
 import CoinWatchStore
 import CoinWatchTestSupport
 import Testing
+import Synchronization
 
 private func describe(_ error: RPCError?) -> String {
     error.map(String.init(describing:)) ?? "success"

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 
 /// A source of ticks that publishes into a `PriceHub` from its own thread.
 public protocol PriceFeed: AnyObject, Sendable {

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 import Synchronization
 
 /// Replays recorded trades into the hub: the `replay:FILE` feed.

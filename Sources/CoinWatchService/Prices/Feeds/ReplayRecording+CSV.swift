@@ -1,4 +1,5 @@
 import CoinWatchModel
+import Foundation
 
 extension ReplayRecording {
     private static let timestampNames: Set<String> = ["timestamp", "time", "time_ms", "ts", "t"]

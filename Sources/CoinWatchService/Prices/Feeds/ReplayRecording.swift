@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 import Foundation
 
 /// One recorded trade of a replay file.

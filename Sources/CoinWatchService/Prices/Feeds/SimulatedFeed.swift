@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 import Synchronization
 
 /// A random-walk market for demos, development and benchmarks: the `sim` feed.

@@ -1,4 +1,4 @@
-import CoinWatchModel
+public import CoinWatchModel
 import Foundation
 
 /// One instrument of the simulated market: where its price starts, how finely it is quoted, how much it moves.
