@@ -5,8 +5,8 @@
 //
 // Layers, bottom to top (each depends only on the ones below it):
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel
-//   runtime      CoinWatchRPC (epoll event loops, framing, calls)
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchMetrics
+//   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   service      CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 import PackageDescription
@@ -66,6 +66,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchMetrics",
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchModel",
             dependencies: ["CoinWatchProto"],
             swiftSettings: swiftSettings
@@ -80,7 +84,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
             swiftSettings: hotPathSettings
         ),
 
@@ -159,8 +163,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchMetricsTests",
+            dependencies: ["CoinWatchMetrics"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchMetrics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -197,7 +206,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),
