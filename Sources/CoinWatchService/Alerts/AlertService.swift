@@ -31,13 +31,19 @@ public final class AlertService: Sendable {
 
     public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
                             logger: Logger = .disabled) throws {
-        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil)
+        try self.init(
+            database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
+            rulesAtLoad: nil)
     }
 
-    /// - Parameter armStates: the arm states, if the caller already started reading them (on another thread,
-    ///   while the settings loaded); read here otherwise.
-    init(database: Database, settings: SettingsStore, configuration: Configuration, logger: Logger,
-         armStates: BackgroundResult<AlertStorage.LoadedStates>?) throws {
+    /// - Parameters:
+    ///   - armStates: the arm states, if the caller already started reading them (on another thread, while the
+    ///     settings loaded); read here otherwise.
+    ///   - rulesAtLoad: every device's rules as the settings store's load read them (its `onLoadedRule` hook), if
+    ///     the caller collected them; used when no change was committed since, else the rules are read again.
+    init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
+         logger: Logger = .disabled, armStates: BackgroundResult<AlertStorage.LoadedStates>?,
+         rulesAtLoad: [RuleRecord]?) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
@@ -52,7 +58,10 @@ public final class AlertService: Sendable {
         }
         let worker = self.worker
         var loadError: (any Error)?
-        settings.observeChanges(initialRules: { rules in
+        settings.observeChangesSinceLoad({ changedSinceLoad in
+            // Decoding a million messages for their rules was most of the alert service's start-up: the rules the
+            // load read are taken when they are still current.
+            let rules = (changedSinceLoad ? nil : rulesAtLoad) ?? AlertStorage.ruleRecords(from: settings)
             do {
                 try worker.load(rules: rules, states: try armStates.value(), lastPrices: prices.lastPrices, clock: prices.clock)
             } catch {
