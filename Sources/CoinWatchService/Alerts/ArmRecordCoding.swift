@@ -1,7 +1,6 @@
 import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
-import CoinWatchRPC
 import CoinWatchStore
 
 /// The binary value of an `alert:arm:<device>` record: every rule side of one device with its arm state.
@@ -48,7 +47,7 @@ enum ArmRecordCoding {
                 case .armed: bytes.append(1)
                 case .disarmed: bytes.append(2)
                 }
-                Varint.append(zigzag(record.threshold.mantissa), to: &bytes)
+                Varint.append(Varint.zigzag(record.threshold.mantissa), to: &bytes)
                 bytes.append(UInt8(record.threshold.scale))
                 if case .armed(let generation) = record.state {
                     Varint.append(generation, to: &bytes)
@@ -94,7 +93,7 @@ enum ArmRecordCoding {
                 guard let stateByte = reader.byte(), stateByte <= 2 else { throw fail("an unknown arm state") }
                 guard let zigzagged = reader.varint() else { throw fail("a malformed threshold") }
                 guard let scale = reader.byte(),
-                      let threshold = ExactDecimal(mantissa: unzigzag(zigzagged), scale: Int(scale)),
+                      let threshold = ExactDecimal(mantissa: Varint.unzigzag(zigzagged), scale: Int(scale)),
                       threshold > .zero
                 else {
                     throw fail("a threshold that is not a positive decimal")
@@ -115,13 +114,5 @@ enum ArmRecordCoding {
     /// The key as text when printable, else hex; never shortened.
     static func describeKey(_ key: [UInt8]) -> String {
         StorageLayout.describe(key, limit: .max)
-    }
-
-    static func zigzag(_ value: Int64) -> UInt64 {
-        UInt64(bitPattern: (value << 1) ^ (value >> 63))
-    }
-
-    static func unzigzag(_ value: UInt64) -> Int64 {
-        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
     }
 }
