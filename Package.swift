@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
