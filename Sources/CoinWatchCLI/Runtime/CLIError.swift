@@ -63,18 +63,28 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// For usage errors: the usage of the command that was mistyped, printed after the message.
     public let usage: String?
+    /// For usage errors: the words after `help` that show the help to read next (`settings set`; empty for the
+    /// list of commands).
+    public let helpTopic: String?
 
-    public init(code: Code, message: String, usage: String? = nil) {
+    public init(code: Code, message: String, usage: String? = nil, helpTopic: String? = nil) {
         self.code = code
         self.message = message
         self.usage = usage
+        self.helpTopic = helpTopic
     }
 
     public var description: String { message }
 
-    /// A usage error with the usage of the command it concerns.
-    public static func usage(_ message: String, _ usage: String) -> CLIError {
-        CLIError(code: .usage, message: message, usage: usage)
+    /// A usage error with the usage of the command it concerns and the help topic that explains it (`settings set`;
+    /// empty for the list of commands).
+    public static func usage(_ message: String, _ usage: String, helpTopic: String = "") -> CLIError {
+        CLIError(code: .usage, message: message, usage: usage, helpTopic: helpTopic)
+    }
+
+    /// A usage error of `command`: its usage, and its help to read next.
+    public static func usage(_ message: String, of command: CommandSpec) -> CLIError {
+        .usage(message, command.usage, helpTopic: command.name)
     }
 
     public static let interrupted = CLIError(code: .interrupted, message: "interrupted")
@@ -125,5 +135,5 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension UsageError {
     /// This usage error with the usage of the command it concerns.
-    func cliError(usage: String) -> CLIError { .usage(message, usage) }
+    func cliError(of command: CommandSpec) -> CLIError { .usage(message, of: command) }
 }

@@ -132,7 +132,14 @@ struct CommandTests {
 
     @Test("bad usage prints the message and the command's usage, exit 64", arguments: [
         (["frobnicate"], "error: unknown command 'frobnicate'\nUSAGE: coinwatch [options] COMMAND"),
-        (["settings", "get"], "error: missing DEVICE\nUSAGE: coinwatch settings get DEVICE"),
+        (["pirces"], "error: unknown command 'pirces' (did you mean 'prices'?)\nUSAGE: coinwatch [options] COMMAND"),
+        (["settings", "get"], """
+            error: missing DEVICE
+            USAGE: coinwatch settings get DEVICE [global options]
+            Run 'coinwatch help settings get' for its options.
+
+            """),
+        (["settings", "frob"], "error: unknown settings command 'frob'\nUSAGE: coinwatch settings get DEVICE"),
         (["settings", "set", "d", "BTC", "--below", "1.2.3"], "error: --below: '1.2.3' is not a decimal number: more than one decimal point\nUSAGE: coinwatch settings set"),
         (["publish", "BTC"], "error: missing PRICE after 'BTC'\nUSAGE: coinwatch publish"),
         (["watch", "--interval", "soon"], "error: --interval: 'soon' is not a duration such as 500ms or 2s\nUSAGE: coinwatch watch"),
@@ -174,6 +181,9 @@ struct CommandTests {
         try await publish(["BTC", "65000"], to: server)
         _ = try await CLIProcess.run(["settings", "set", "phone-5", "BTC", "--below", "64000", "--above", "66000"], server: server.address)
         let alerts = try CLIProcess(["alerts", "phone-5"], server: server.address)
+        // It says on stderr what it waits for: the device's rules beside the current price.
+        try await alerts.waitForError { $0.contains("waiting for alerts of device phone-5 (Ctrl-C stops); its rules:") }
+        #expect(alerts.stderr.contains("  BTC     64000  66000  65000"), "\(alerts.stderr)")
         try await publish(["BTC", "63999.5"], to: server)
         try await alerts.waitForOutput { $0.contains("  BTC  ▼ below 64000  price 63999.5  id=") }
         try await publish(["BTC", "66000"], to: server)
