@@ -166,12 +166,23 @@ struct CommandTests {
         #expect(result.stderr.isEmpty)
     }
 
+    @Test("pointed at an HTTP server it says so, once, instead of reading a frame length out of the reply")
+    func httpServer() async throws {
+        let server = try CannedReplyServer(reply: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        let address = "127.0.0.1:\(server.port)"
+        let result = try await CLIProcess.run(["health"], server: address)
+        #expect(result.status == 3)
+        #expect(result.stderr == "error: cannot reach coinwatchd: \(address) is an HTTP server, not coinwatchd: it answered the "
+            + "CoinWatch handshake with \"HTTP…\" — check the address (--server / COINWATCH_SERVER)\n")
+    }
+
     @Test("a call that gets no answer fails at --timeout (exit 3: nothing answered)")
     func timeout() async throws {
         let listener = try SilentListener()
         let result = try await CLIProcess.run(["health", "--timeout", "300ms"], server: "127.0.0.1:\(listener.port)")
         #expect(result.status == 3)
-        #expect(result.stderr.hasPrefix("error: cannot reach coinwatchd at 127.0.0.1:\(listener.port): "))
+        #expect(result.stderr.hasPrefix("error: cannot reach coinwatchd: no Welcome from 127.0.0.1:\(listener.port) in time — "),
+                "\(result.stderr)")
     }
 
     @Test("alerts through a pipe: one line per alert as it fires, Ctrl-C exits 130")

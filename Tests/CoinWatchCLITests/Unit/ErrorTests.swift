@@ -24,15 +24,22 @@ struct ErrorTests {
         #expect(error.message == "NOT_FOUND: no settings for device 'x'")
     }
 
-    @Test("unreachable: one line with the address, the reason and what to check", arguments: [
-        ("cannot connect to 127.0.0.1:7878: connect failed: Connection refused (errno 111) [127.0.0.1:7878]",
-         "connection refused"),
-        ("cannot connect to nohost:7878: getaddrinfo failed: Name or service not known", "name or service not known"),
-        ("the server at h:1 closed the connection", "the server at h:1 closed the connection"),
+    @Test("unreachable: one line naming the address once, the reason and what to check", arguments: [
+        ("127.0.0.1:7878", "cannot connect to 127.0.0.1:7878: connect failed: Connection refused (errno 111)",
+         "cannot reach coinwatchd at 127.0.0.1:7878: connection refused — is it running? (--server / COINWATCH_SERVER)"),
+        ("nohost:7878", "cannot connect to nohost:7878: getaddrinfo failed: Name or service not known",
+         "cannot reach coinwatchd at nohost:7878: name or service not known — check the host name (--server / COINWATCH_SERVER)"),
+        ("127.0.0.1:8080", "127.0.0.1:8080 is an HTTP server, not coinwatchd: it answered the CoinWatch handshake with \"HTTP…\"",
+         "cannot reach coinwatchd: 127.0.0.1:8080 is an HTTP server, not coinwatchd: it answered the CoinWatch handshake "
+            + "with \"HTTP…\" — check the address (--server / COINWATCH_SERVER)"),
+        ("127.0.0.1:22", "no Welcome from 127.0.0.1:22 in time",
+         "cannot reach coinwatchd: no Welcome from 127.0.0.1:22 in time — check the address (--server / COINWATCH_SERVER)"),
+        ("h:1", "the server at h:1 closed the connection",
+         "cannot reach coinwatchd: the server at h:1 closed the connection — is it running? (--server / COINWATCH_SERVER)"),
     ])
-    func unreachable(message: String, reason: String) {
-        let error = CLIError.unreachable(address: "127.0.0.1:7878", RPCError(code: .unavailable, message: message))
-        #expect(error.message == "cannot reach coinwatchd at 127.0.0.1:7878: \(reason) — is it running? (--server / COINWATCH_SERVER)")
+    func unreachable(address: String, message: String, expected: String) {
+        let error = CLIError.unreachable(address: address, RPCError(code: .unavailable, message: message))
+        #expect(error.message == expected)
     }
 
     /// What `Dispatcher.report` writes for `error`.
