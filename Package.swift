@@ -4,8 +4,8 @@
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
 // Layers, bottom to top (each depends only on the ones below it):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchMetrics
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS, CoinWatchMetrics
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   service      CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
@@ -49,8 +49,16 @@ let package = Package(
             name: "CCoinWatchSystem",
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // MARK: Storage and wire
+        .target(
+            name: "CoinWatchCore",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CoinWatchProto",
             dependencies: ["CCoinWatchProto"],
@@ -63,6 +71,12 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            dependencies: ["CoinWatchCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchTLS",
+            dependencies: ["COpenSSL", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -84,7 +98,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
             swiftSettings: hotPathSettings
         ),
 
@@ -93,18 +107,20 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+                "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Executables
         .target(
             name: "CoinWatchCommandLine",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -114,7 +130,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCLI",
-            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
+                "CoinWatchCore",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -126,7 +145,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
-                "CoinWatchCommandLine",
+                "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -135,6 +154,11 @@ let package = Package(
         .target(
             name: "CoinWatchTestSupport",
             path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCoreTests",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -148,8 +172,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchTLSTests",
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -169,14 +198,14 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchMetrics"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore",
             ],
             swiftSettings: swiftSettings
         ),
@@ -206,7 +235,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Decides, before any handler runs, whether a call may proceed.
 ///
 /// One authorizer serves every transport: the dispatcher asks it for every call, native, gRPC or HTTP, with

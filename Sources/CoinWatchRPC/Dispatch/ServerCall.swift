@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchMetrics
 import Synchronization
 
@@ -46,7 +47,7 @@ package final class ServerCall: @unchecked Sendable {
         self.metrics = metrics
         self.sentMessages = metrics.sentCell(method)
         self.dispatcher = dispatcher
-        self.startNanos = Sys.monotonicNanoseconds()
+        self.startNanos = MonotonicClock.nanoseconds()
     }
 
     /// Runs `body` on the loop: now when already there, else as a job.
@@ -110,7 +111,7 @@ package final class ServerCall: @unchecked Sendable {
             deadlineTimer = nil
         }
         dispatcher.liveCalls.subtract(1, ordering: .relaxed)
-        metrics.handled(method, code: code, nanos: Sys.monotonicNanoseconds() - startNanos)
+        metrics.handled(method, code: code, nanos: MonotonicClock.nanoseconds() - startNanos)
     }
 
     func addTerminationHandler(_ handler: @escaping (RPCError) -> Void) {

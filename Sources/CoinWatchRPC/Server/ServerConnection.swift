@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 import Synchronization
@@ -51,7 +52,7 @@ final class ServerConnection: ConnectionDelegate {
         self.peer = connection.peerAddress() ?? "unknown"
         self.dispatcher = shared.dispatcher
         self.metrics = shared.nativeTransport.metrics(for: connection.eventLoop)
-        self.lastFrameNanos = Sys.monotonicNanoseconds()
+        self.lastFrameNanos = MonotonicClock.nanoseconds()
         self.pingTokens = Double(shared.configuration.pingBurst)
         self.pingRefillNanos = lastFrameNanos
     }
@@ -200,10 +201,5 @@ final class ServerConnection: ConnectionDelegate {
         case .goAway: "GoAway"
         case .error: "ConnectionError"
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
