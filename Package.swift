@@ -102,12 +102,22 @@ let package = Package(
             swiftSettings: hotPathSettings
         ),
 
+        .systemLibrary(
+            name: "CNGHTTP2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
+        .target(
+            name: "CoinWatchHTTP",
+            dependencies: ["CNGHTTP2", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchLogging", "CoinWatchCore"],
+            swiftSettings: hotPathSettings
+        ),
+
         // MARK: Service and client
         .target(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchCore",
+                "CoinWatchCore", "CoinWatchMetrics",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -125,7 +135,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchService", "CoinWatchHTTP", "CoinWatchMetrics", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -197,8 +207,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchHTTPTests",
+            dependencies: ["CoinWatchHTTP", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics", "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -233,9 +250,30 @@ let package = Package(
 // commands never see them.
 if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["CoinWatchCore"],
+            path: "Fuzz/FuzzSupport",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzHTTP1",
+            dependencies: ["CoinWatchHTTP"],
+            path: "Fuzz/FuzzHTTP1",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzHTTP2",
+            dependencies: [
+                "CoinWatchHTTP", "CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics",
+                "FuzzSupport",
+            ],
+            path: "Fuzz/FuzzHTTP2",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging", "FuzzSupport"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import CoinWatchLogging
 import CoinWatchProto
+import FuzzSupport
 import Dispatch
 import Synchronization
 @testable import CoinWatchRPC

@@ -1,5 +1,7 @@
 import CoinWatchCommandLine
+import CoinWatchHTTP
 import CoinWatchLogging
+import CoinWatchMetrics
 import CoinWatchModel
 import CoinWatchRPC
 import CoinWatchService
@@ -46,7 +48,8 @@ struct Daemon {
         let server: RPCServer
         let port: Int
         do {
-            server = try RPCServer(configuration: rpc, methods: service.methods, logger: logger.labeled("rpc"))
+            server = try RPCServer(configuration: rpc, methods: Self.methods(of: service), logger: logger.labeled("rpc"))
+            Self.serveHTTP(on: server, service: service, logger: logger)
             port = try server.start()
         } catch {
             service.close()
@@ -78,6 +81,30 @@ struct Daemon {
             "writes_per_sync": String(format: "%.1f", writes.averageRequestsPerBatch),
         ])
         return 0
+    }
+
+    /// The service's methods, and gRPC's standard health and reflection services describing them.
+    static func methods(of service: CoinWatchService) -> [RPCMethod] {
+        let methods = service.methods
+        var names: [String] = []
+        for method in methods {
+            let name = String(method.path.prefix { $0 != "/" })
+            if !names.contains(name) { names.append(name) }
+        }
+        let health = service.health
+        return methods + GRPCHealthService(services: names, isServing: { health.isServing }).methods
+            + GRPCReflectionService(services: names + ["grpc.health.v1.Health"]).methods
+    }
+
+    /// HTTP on the same port: gRPC over HTTP/2 and the operators' `/metrics`, `/healthz` and `/readyz`.
+    /// Components add their collectors to the registry here.
+    static func serveHTTP(on server: RPCServer, service: CoinWatchService, logger: Logger) {
+        let registry = MetricsRegistry()
+        registry.register(server.metrics)
+        registry.register(service.metrics)
+        let health = service.health
+        _ = HTTPServer(rpc: server, configuration: HTTPServer.Configuration(metrics: registry, isServing: { health.isServing }),
+                       logger: logger.labeled("http"))
     }
 
     var serviceConfiguration: CoinWatchService.Configuration {

@@ -15,6 +15,7 @@ extension CallDispatcher {
         switch method.kind {
         case .inline, .unary: "unary"
         case .serverStream: "server_stream"
+        case .bidiStream: "bidi_stream"
         }
     }
 
@@ -29,10 +30,11 @@ extension CallDispatcher {
         var open: [MetricSample] = []
         var accepted: [MetricSample] = []
         let bucketCount = histogram.bucketCount
+        for count in connectionProtocols {
+            open.append(MetricSample([MetricLabel("transport", count.name)], count.openCount))
+            accepted.append(MetricSample([MetricLabel("transport", count.name)], count.accepted.load(ordering: .relaxed)))
+        }
         for transport in transports {
-            open.append(MetricSample([MetricLabel("transport", transport.name)], transport.openConnectionCount))
-            accepted.append(MetricSample([MetricLabel("transport", transport.name)],
-                                         transport.acceptedConnections.load(ordering: .relaxed)))
             for index in 0..<methods.count {
                 let method = methods[index]
                 let (service, name) = MethodTable.split(method.path)
@@ -61,7 +63,7 @@ extension CallDispatcher {
                     buckets[0] &+= codes.reduce(0, &+)
                 case .unary:
                     sentCount = codes[0]
-                case .serverStream:
+                case .serverStream, .bidiStream:
                     break
                 }
                 started.append(MetricSample(labels + [transportLabel], startedCount))
@@ -84,9 +86,10 @@ extension CallDispatcher {
                      help: "Response messages sent by the server, by method and transport.", sent),
             MetricFamily(name: "grpc_server_handling_seconds", help: "Time from a call's start to its end, in seconds "
                          + "(calls answered inline from memory count as 0).", kind: .histogram, histograms: histograms),
-            .gauge("coinwatch_connections_open", help: "Connections open, by transport.", open),
+            .gauge("coinwatch_connections_open",
+                   help: "Connections open, by the wire protocol they speak (native, http1, http2).", open),
             .counter("coinwatch_connections_accepted_total",
-                     help: "Connections accepted since start, by the transport they turned out to speak.", accepted),
+                     help: "Connections accepted since start, by the wire protocol they turned out to speak.", accepted),
         ]
     }
 }

@@ -33,6 +33,7 @@ package final class CallDispatcher: Sendable {
     let loops: [EventLoop]
     let histogram = HistogramLayout.grpcHandling
     private let registered = Mutex<[CallTransport]>([])
+    private let connectionCounts = Mutex<[ConnectionCount]>([])
     private let shuttingDown = Atomic<Bool>(false)
     /// Calls started and not yet ended (not counting inline calls, which end before they could be seen).
     let liveCalls = Atomic<Int>(0)
@@ -64,6 +65,19 @@ package final class CallDispatcher: Sendable {
 
     /// Every registered transport, in registration order.
     package var transports: [CallTransport] { registered.withLock { $0 } }
+
+    /// The connection counts of the wire protocol called `name`, registered on first use (at start-up, so
+    /// the series exist from the first scrape).
+    package func connections(_ name: String) -> ConnectionCount {
+        connectionCounts.withLock { counts in
+            if let existing = counts.first(where: { $0.name == name }) { return existing }
+            let count = ConnectionCount(name: name)
+            counts.append(count)
+            return count
+        }
+    }
+
+    package var connectionProtocols: [ConnectionCount] { connectionCounts.withLock { $0 } }
 
     // MARK: Admission
 
@@ -174,7 +188,7 @@ package final class CallDispatcher: Sendable {
             else { return nil }
             call = started
             handler(payload, UnaryResponder(call: call))
-        case .serverStream(let handler):
+        case .serverStream(let handler), .bidiStream(let handler):
             guard let started = started(index, id: id, context: context, payload: payload, isStreaming: true, sink: sink,
                                         frameOutput: frameOutput, eventLoop: eventLoop, metrics: metrics)
             else { return nil }
@@ -192,6 +206,20 @@ package final class CallDispatcher: Sendable {
             }
         }
         return call
+    }
+
+    /// Another request message of a running call whose method takes many (`RPCMethod.bidiStream`).
+    package func receive(_ call: ServerCall, payload: UnsafeRawBufferPointer) {
+        guard !call.isFinished, case .bidiStream(let handler) = methods[call.method].kind else { return }
+        call.metrics.received(call.method)
+        handler(payload, ServerStream(call: call))
+    }
+
+    /// The client has sent its last request message: a call whose method takes many ends OK (unless it ended
+    /// already); other calls go on (their one request started them).
+    package func requestsEnded(_ call: ServerCall) {
+        guard !call.isFinished, methods[call.method].takesManyRequests else { return }
+        call.finish(nil)
     }
 
     /// Authorizes and makes the call object; nil after answering a refusal.

@@ -1,15 +1,13 @@
 import CoinWatchMetrics
 import Synchronization
 
-/// One way into the server (`native` frames, `grpc`, …) as the dispatcher counts it: its per-loop call
-/// metrics and its connection counts, reported with a `transport` label.
+/// One way into the server (`native` frames, `grpc`, …) as the dispatcher counts its calls: per-loop call
+/// metrics, reported with a `transport` label.
 package final class CallTransport: Sendable {
     package let name: String
     /// Indexed like the server's event loops.
     let loopMetrics: [LoopCallMetrics]
     private let loops: [ObjectIdentifier]
-    let openConnections = Atomic<Int>(0)
-    let acceptedConnections = Atomic<Int>(0)
 
     init(name: String, loops: [EventLoop], methodCount: Int, layout: HistogramLayout) {
         self.name = name
@@ -26,18 +24,6 @@ package final class CallTransport: Sendable {
         return loopMetrics[index]
     }
 
-    /// A connection of this transport opened (counted when the connection is known to speak it).
-    package func connectionOpened() {
-        acceptedConnections.add(1, ordering: .relaxed)
-        openConnections.add(1, ordering: .relaxed)
-    }
-
-    package func connectionClosed() {
-        openConnections.subtract(1, ordering: .relaxed)
-    }
-
-    package var openConnectionCount: Int { openConnections.load(ordering: .relaxed) }
-
     /// Calls started through this transport, all methods and loops.
     var startedCalls: Int {
         var total: UInt64 = 0
@@ -48,4 +34,28 @@ package final class CallTransport: Sendable {
         }
         return Int(truncatingIfNeeded: total)
     }
+}
+
+/// The connections of one wire protocol (`native`, `http1`, `http2`): open now and accepted since start.
+/// Connections come and go far less often than calls, so plain shared atomics do.
+package final class ConnectionCount: Sendable {
+    package let name: String
+    let open = Atomic<Int>(0)
+    let accepted = Atomic<Int>(0)
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// A connection known to speak this protocol opened.
+    package func opened() {
+        accepted.add(1, ordering: .relaxed)
+        open.add(1, ordering: .relaxed)
+    }
+
+    package func closed() {
+        open.subtract(1, ordering: .relaxed)
+    }
+
+    package var openCount: Int { open.load(ordering: .relaxed) }
 }

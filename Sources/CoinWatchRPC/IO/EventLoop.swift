@@ -219,7 +219,7 @@ public final class EventLoop: @unchecked Sendable {
     /// frame but needs only coarse time (idle timeouts), so that a busy loop does not read
     /// the clock for every frame. Lags real time by at most the iteration's run time.
     /// Loop thread only.
-    func iterationNanoseconds() -> Int64 {
+    package func iterationNanoseconds() -> Int64 {
         if iterationNanos == 0 {
             iterationNanos = MonotonicClock.nanoseconds()
         }

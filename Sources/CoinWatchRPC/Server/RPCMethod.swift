@@ -16,6 +16,10 @@ public import CoinWatchProto
 ///   code that manages many streams at once (the price hub); `serverStream(_:async:)`
 ///   runs a task writing through an `RPCWriter`, whose `write` suspends while the
 ///   connection is above its high watermark.
+/// - **bidirectional stream**: `bidiStream(_:eachRequest:)` answers each request message as
+///   it arrives, on the loop, and the call ends OK once the client has sent its last one
+///   (the standard reflection service). On the native protocol, whose `Call` carries one
+///   request, that one request is the whole stream.
 public struct RPCMethod: Sendable {
     /// `package.Service/Method`.
     public let path: String
@@ -27,6 +31,8 @@ public struct RPCMethod: Sendable {
         /// with no call object, responder or call-table entry.
         case inline(InlineHandler)
         case serverStream(@Sendable (_ payload: UnsafeRawBufferPointer, _ stream: ServerStream) -> Void)
+        /// Called for every request message; the transport ends the call when the requests end.
+        case bidiStream(@Sendable (_ payload: UnsafeRawBufferPointer, _ stream: ServerStream) -> Void)
     }
 
     /// A handler that answers on the event loop before returning: it calls `respond` once
@@ -37,7 +43,15 @@ public struct RPCMethod: Sendable {
     ) throws(RPCError) -> Void
 
     var isStreaming: Bool {
-        if case .serverStream = kind { return true }
+        switch kind {
+        case .serverStream, .bidiStream: true
+        case .unary, .inline: false
+        }
+    }
+
+    /// Whether the client sends more than one request message.
+    package var takesManyRequests: Bool {
+        if case .bidiStream = kind { return true }
         return false
     }
 }
@@ -154,6 +168,23 @@ extension RPCMethod {
         onLoop handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
     ) -> RPCMethod {
         RPCMethod(path: method.path, kind: .serverStream { payload, stream in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                try handler(request, stream)
+            } catch {
+                stream.finish(error)
+            }
+        })
+    }
+
+    /// A bidirectional stream answered on the event loop, one request message at a time: `handler` sends zero
+    /// or more responses for each request (or throws to end the call with that error), and the call ends OK
+    /// when the client has sent its last request.
+    public static func bidiStream<Request, Response>(
+        _ method: WireMethod<Request, Response>,
+        eachRequest handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
+    ) -> RPCMethod {
+        RPCMethod(path: method.path, kind: .bidiStream { payload, stream in
             do throws(RPCError) {
                 let request = try decode(Request.self, payload)
                 try handler(request, stream)

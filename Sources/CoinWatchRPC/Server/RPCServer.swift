@@ -33,6 +33,28 @@ public final class RPCServer: Sendable {
     /// The dispatcher every transport of this server hands its calls to.
     package var dispatcher: CallDispatcher { shared.dispatcher }
 
+    /// Serves connections that open with HTTP (a request line or the HTTP/2 preface) through `handoff`,
+    /// on the same port. Set it before `start()`.
+    package func serveOtherProtocols(_ handoff: any ProtocolHandoff) {
+        shared.handoff.withLock { $0 = handoff }
+    }
+
+    /// Loop: tracks a connection this server did not accept itself (one a TLS layer hands over after its
+    /// handshake, say) like its own: counted against the connection limit, drained on graceful shutdown. It
+    /// reports its end with `connectionClosed(_:)`. False (and nothing tracked) when the server is shutting
+    /// down or full.
+    package func adopt(_ connection: any ServedConnection) -> Bool {
+        shared.adopt(connection)
+    }
+
+    /// Loop: a connection taken over by the handoff (or adopted) has closed.
+    package func connectionClosed(_ connection: any ServedConnection) {
+        shared.connectionClosed(served: connection)
+    }
+
+    /// Whether graceful shutdown has begun.
+    package var isShuttingDown: Bool { shared.isShuttingDown }
+
     /// The event loops; services that manage many streams (the price hub) run
     /// their per-loop work on these.
     public var eventLoops: [EventLoop] { shared.group.loops }

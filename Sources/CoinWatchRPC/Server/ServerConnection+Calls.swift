@@ -41,6 +41,8 @@ extension ServerConnection {
         if let call {
             calls[id] = call
             call.isRegistered = true
+            // A native Call carries one request: for a method that takes many, the requests have ended.
+            dispatcher.requestsEnded(call)
         } else if state == .draining {
             closeWhenDrained()
         }

@@ -10,7 +10,7 @@ import Synchronization
 /// This file holds its state and the connection's events; the facets live beside it:
 /// `+Handshake`, `+Calls` (admission, the call table, inline calls), `+Keepalive`
 /// (pings, idle), `+Shutdown` (drain, connection errors) and `+Output` (frame writers).
-final class ServerConnection: ConnectionDelegate {
+final class ServerConnection: ConnectionDelegate, ServedConnection {
     enum State {
         /// Waiting for the client's `Hello`.
         case awaitingHello
@@ -126,6 +126,7 @@ final class ServerConnection: ConnectionDelegate {
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        if error.code == .httpRequest, state == .awaitingHello, handOff(connection) { return }
         shared.counters.rejectedConnections.add(1, ordering: .relaxed)
         if error.code == .httpRequest {
             shared.logger.debug("HTTP request on the RPC port", ["peer": peer])
@@ -136,6 +137,22 @@ final class ServerConnection: ConnectionDelegate {
         }
         let code: RPCError.Code = error.code == .tooLarge ? .resourceExhausted : .invalidArgument
         fail(code, error.message)
+    }
+
+    /// Gives a connection that opened with HTTP to the server's handoff, if it takes it: the handler becomes
+    /// the connection's byte-stream delegate (and hears every byte from the first) and takes this object's
+    /// place among the server's connections. False when there is no handoff or it declined.
+    private func handOff(_ connection: Connection) -> Bool {
+        guard let handoff = shared.handoff.withLock({ $0 }),
+              let handler = handoff.handler(for: connection, peer: peer) else { return false }
+        if let timer = handshakeTimer {
+            _ = eventLoop.cancelTimer(timer)
+            handshakeTimer = nil
+        }
+        state = .closed
+        shared.handedOff(self, to: handler)
+        connection.switchToByteStream(handler)
+        return true
     }
 
     func writabilityChanged(_ isWritable: Bool, on connection: Connection) {

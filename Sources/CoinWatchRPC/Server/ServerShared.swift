@@ -12,6 +12,7 @@ final class ServerShared: Sendable {
     let configuration: RPCServer.Configuration
     let dispatcher: CallDispatcher
     let nativeTransport: CallTransport
+    let nativeConnections: ConnectionCount
     let welcome: V1.Welcome
     let counters = ServerCounters()
     let logger: Logger
@@ -20,6 +21,8 @@ final class ServerShared: Sendable {
     let tables: [LoopConnections]
     /// Resumed when the last connection closes during shutdown.
     let drained = Mutex<[CheckedContinuation<Void, Never>]>([])
+    /// Serves connections that open with HTTP; nil refuses them.
+    let handoff = Mutex<(any ProtocolHandoff)?>(nil)
 
     init(configuration: RPCServer.Configuration, methods: [RPCMethod], authorizer: (any CallAuthorizer)?, logger: Logger,
          group: EventLoopGroup) {
@@ -28,6 +31,7 @@ final class ServerShared: Sendable {
             methods: methods, maxConcurrentCallsPerConnection: configuration.maxConcurrentCallsPerConnection,
             maxMessageBytes: configuration.maxFrameBytes, authorizer: authorizer, logger: logger, loops: group.loops)
         nativeTransport = dispatcher.transport(Self.nativeTransportName)
+        nativeConnections = dispatcher.connections(Self.nativeTransportName)
         self.welcome = V1.Welcome(
             protocolVersion: RPCProtocol.version, serverName: configuration.serverName,
             serverVersion: configuration.serverVersion, maxFrameBytes: UInt32(clamping: configuration.maxFrameBytes),
@@ -62,7 +66,7 @@ final class ServerShared: Sendable {
         counters.acceptedConnections.add(1, ordering: .relaxed)
         let open = counters.openConnections.add(1, ordering: .relaxed).newValue
         let handler = ServerConnection(connection: connection, shared: self)
-        nativeTransport.connectionOpened()
+        nativeConnections.opened()
         connection.start(delegate: handler, options: ConnectionOptions(
             maxFrameBytes: configuration.maxFrameBytes, highWatermark: configuration.highWatermark,
             lowWatermark: configuration.lowWatermark))
@@ -77,10 +81,38 @@ final class ServerShared: Sendable {
         }
     }
 
-    /// Loop: a connection is gone.
+    /// Loop: tracks a connection accepted elsewhere; false when shutting down or full.
+    func adopt(_ handler: any ServedConnection) -> Bool {
+        guard !isShuttingDown else { return false }
+        let open = counters.openConnections.add(1, ordering: .relaxed).newValue
+        guard open <= configuration.maxConnections else {
+            counters.openConnections.subtract(1, ordering: .relaxed)
+            counters.rejectedConnections.add(1, ordering: .relaxed)
+            return false
+        }
+        counters.acceptedConnections.add(1, ordering: .relaxed)
+        table(for: handler.eventLoop).connections[ObjectIdentifier(handler)] = handler
+        return true
+    }
+
+    /// Loop: a native connection turned out to speak another protocol; `handler` serves it from now on and
+    /// takes its place in the table (the connection stays counted).
+    func handedOff(_ native: ServerConnection, to handler: any ServedConnection) {
+        let table = table(for: native.eventLoop)
+        table.connections.removeValue(forKey: ObjectIdentifier(native))
+        table.connections[ObjectIdentifier(handler)] = handler
+        nativeConnections.closed()
+    }
+
+    /// Loop: a native connection is gone.
     func connectionClosed(_ handler: ServerConnection) {
+        nativeConnections.closed()
+        connectionClosed(served: handler)
+    }
+
+    /// Loop: a connection of any protocol is gone.
+    func connectionClosed(served handler: any ServedConnection) {
         table(for: handler.eventLoop).connections.removeValue(forKey: ObjectIdentifier(handler))
-        nativeTransport.connectionClosed()
         let open = counters.openConnections.subtract(1, ordering: .relaxed).newValue
         if open == 0 && isShuttingDown {
             let waiters = drained.withLock { waiters in
@@ -92,12 +124,12 @@ final class ServerShared: Sendable {
     }
 }
 
-/// The open connections of one loop.
+/// The open connections of one loop, whatever protocol they speak.
 final class LoopConnections: @unchecked Sendable {
     // @unchecked Sendable: `connections` is read and written only on `loop`'s
     // thread (accept, close and shutdown all run as jobs on that loop).
     let loop: EventLoop
-    var connections: [ObjectIdentifier: ServerConnection] = [:]
+    var connections: [ObjectIdentifier: any ServedConnection] = [:]
 
     init(loop: EventLoop) {
         self.loop = loop

@@ -1,4 +1,5 @@
 import CoinWatchCore
+import CoinWatchMetrics
 import CoinWatchModel
 import CoinWatchRPC
 import Synchronization
@@ -92,7 +93,7 @@ extension LoopPriceFanout {
         swap(&slots, &subscriber.slots)
         swap(&dirty, &subscriber.dirtySlots)
         subscriber.sequence = sequence
-        deliveredUpdates &+= sent
+        counters.add(UInt64(sent), at: Self.deliveredCell)
         if sent > 0 && subscriber.intervalNanos > 0 {
             subscriber.nextSendNanos = now + subscriber.intervalNanos
         }
@@ -132,6 +133,8 @@ extension LoopPriceFanout {
             if !slots[slot].isDirty {
                 slots[slot].isDirty = true
                 dirty.append(slot)
+            } else {
+                counters.increment(at: Self.conflatedCell)
             }
         }
         pending.removeAll(keepingCapacity: pending.capacity <= PriceSubscriber.retainedPendingCapacity)
@@ -139,7 +142,7 @@ extension LoopPriceFanout {
         swap(&slots, &subscriber.slots)
         swap(&dirty, &subscriber.dirtySlots)
         subscriber.sequence = sequence
-        deliveredUpdates &+= sent
+        counters.add(UInt64(sent), at: Self.deliveredCell)
     }
 
     /// Writes `pending` from the drain's log until done or the connection is full; returns how many ticks it

@@ -1,3 +1,4 @@
+import CoinWatchMetrics
 import CoinWatchModel
 import CoinWatchRPC
 import Synchronization
@@ -36,8 +37,15 @@ final class LoopPriceFanout: @unchecked Sendable {
     var flushList: [PriceSubscriber] = []
     var spareFlushList: [PriceSubscriber] = []
     private(set) var isClosed = false
+    /// This loop's counters, written only by the loop and summed by a metrics scrape: messages sent by its
+    /// streams, ticks conflated (a slow stream's pending value replaced by a newer one), streams open.
+    let counters = CounterCells(count: 3)
+    static let deliveredCell = 0
+    static let conflatedCell = 1
+    static let streamsCell = 2
+
     /// Messages sent by this loop's streams.
-    var deliveredUpdates = 0
+    var deliveredUpdates: Int { Int(truncatingIfNeeded: counters.load(at: Self.deliveredCell)) }
 
     init(loop: EventLoop, hub: PriceHub, slowSubscriberTimeout: Duration, mailboxLimit: Int) {
         self.loop = loop
@@ -105,9 +113,12 @@ final class LoopPriceFanout: @unchecked Sendable {
                             subscriber.isQueued = true
                             flushList.append(subscriber)
                         }
-                    } else if subscriber.markDirty(interest.slot) {
-                        subscriber.isQueued = true
-                        flushList.append(subscriber)
+                    } else {
+                        if subscriber.slots[interest.slot].isDirty { counters.increment(at: Self.conflatedCell) }
+                        if subscriber.markDirty(interest.slot) {
+                            subscriber.isQueued = true
+                            flushList.append(subscriber)
+                        }
                     }
                 }
             }
@@ -146,6 +157,7 @@ final class LoopPriceFanout: @unchecked Sendable {
         }
         subscriber.subscriberIndex = subscribers.count
         subscribers.append(subscriber)
+        counters.increment(at: Self.streamsCell)
         // Snapshot first: every followed symbol with a price is dirty now, in symbol order.
         for index in subscriber.slots.indices where subscriber.slots[index].symbol.price != nil {
             _ = subscriber.markDirty(index)
@@ -158,6 +170,7 @@ final class LoopPriceFanout: @unchecked Sendable {
     func remove(_ subscriber: PriceSubscriber) {
         guard !subscriber.isRemoved else { return }
         subscriber.isRemoved = true
+        counters.add(UInt64.max, at: Self.streamsCell)  // minus one, in two's complement
         if let timer = subscriber.intervalTimer {
             loop.cancelTimer(timer)
             subscriber.intervalTimer = nil

@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import CoinWatchRPC
 import Testing
 

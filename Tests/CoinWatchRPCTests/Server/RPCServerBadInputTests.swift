@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import CoinWatchProto
 import Testing
 @testable import CoinWatchRPC

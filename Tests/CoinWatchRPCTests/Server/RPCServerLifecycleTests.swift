@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import CoinWatchProto
 import Synchronization
 import Testing
@@ -36,7 +37,7 @@ struct RPCServerLifecycleTests {
         await shutdown.value
         #expect(running.server.stats.openConnections == 0)
         // Nothing listens any more.
-        #expect(throws: IOError.self) { _ = try RawClient(port: running.port) }
+        #expect(throws: RawClient.ConnectError.self) { _ = try RawClient(port: running.port) }
         await group.shutdownGracefully()
     }
 

@@ -5,11 +5,11 @@ import Glibc
 #endif
 
 /// The client end of a socket pair: writes the fuzz input, reads everything the server sends until it closes.
-struct ClientSocket {
-    let fd: Int32
+public struct ClientSocket {
+    public let fd: Int32
 
     /// Creates a connected, non-blocking `AF_UNIX` stream pair: (client, server).
-    static func pair() -> (ClientSocket, Int32) {
+    public static func pair() -> (ClientSocket, Int32) {
         var fds: [Int32] = [-1, -1]
         // socketpair(2): fills fds with two connected descriptors that the caller owns and closes.
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -21,7 +21,7 @@ struct ClientSocket {
 
     /// Sends `bytes` (then FIN) while collecting the server's output, until the server closes its side or
     /// `timeoutMilliseconds` pass. Returns nil on timeout: the server neither finished nor closed.
-    func exchange(_ bytes: UnsafeRawBufferPointer, maxOutput: Int, timeoutMilliseconds: Int) -> [UInt8]? {
+    public func exchange(_ bytes: UnsafeRawBufferPointer, maxOutput: Int, timeoutMilliseconds: Int) -> [UInt8]? {
         var sent = 0
         var finSent = false
         var output: [UInt8] = []
@@ -62,7 +62,7 @@ struct ClientSocket {
         }
     }
 
-    func close() {
+    public func close() {
         _ = Glibc.close(fd)
     }
 

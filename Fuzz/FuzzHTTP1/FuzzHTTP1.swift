@@ -1,0 +1,58 @@
+@testable import CoinWatchHTTP
+
+/// libFuzzer target: the HTTP/1.1 request parser.
+///
+/// Input: one byte choosing a read size, then the byte stream a client sends. The stream is parsed whole and in
+/// reads of that size: both must deliver the same requests and end in the same error (the parser may not depend
+/// on how the stream was split); every request must respect the limits; every refusal must carry one of the
+/// statuses the parser answers with. A crash, a hang or a sanitizer report is a finding.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTP1OneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data, size > 0 else { return 0 }
+    let readSizes = [1, 2, 3, 5, 8, 64, 4096]
+    let stream = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
+    var limits = HTTP1Parser.Limits()
+    limits.maxRequestLineBytes = 256
+    limits.maxHeaderBytes = 512
+    limits.maxHeaderCount = 16
+    limits.maxBodyBytes = 1024
+    let whole = parse(stream, chunk: max(1, stream.count), limits: limits)
+    let split = parse(stream, chunk: readSizes[Int(data[0]) % readSizes.count], limits: limits)
+    guard whole.summary == split.summary, whole.error == split.error else {
+        fatalError("split reads changed the result: \(whole.summary) \(String(describing: whole.error)) vs "
+                   + "\(split.summary) \(String(describing: split.error))")
+    }
+    if let error = whole.error, ![400, 413, 414, 431, 501, 505].contains(error.status) {
+        fatalError("unexpected status \(error.status)")
+    }
+    return 0
+}
+
+private struct Outcome {
+    var summary: [String] = []
+    var error: HTTP1ParseError?
+}
+
+private func parse(_ stream: UnsafeRawBufferPointer, chunk: Int, limits: HTTP1Parser.Limits) -> Outcome {
+    var parser = HTTP1Parser(limits: limits)
+    var outcome = Outcome()
+    var requests: [HTTP1Request] = []
+    var start = 0
+    while start < stream.count && outcome.error == nil {
+        let end = min(stream.count, start + chunk)
+        do throws(HTTP1ParseError) {
+            try parser.parse(UnsafeRawBufferPointer(rebasing: stream[start..<end]), into: &requests)
+        } catch {
+            outcome.error = error
+        }
+        start = end
+    }
+    for request in requests {
+        guard request.body.count <= limits.maxBodyBytes, request.headers.count <= limits.maxHeaderCount,
+              request.method.utf8.count + request.target.utf8.count <= limits.maxRequestLineBytes else {
+            fatalError("a request beyond the limits was delivered: \(request.method) \(request.target)")
+        }
+        outcome.summary.append("\(request.method) \(request.target) \(request.headers.count) \(request.body.count)")
+    }
+    return outcome
+}

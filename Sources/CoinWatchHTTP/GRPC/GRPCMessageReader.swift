@@ -1,0 +1,85 @@
+/// Splits a gRPC request body into messages: 1 flag byte (compressed or not), a 4-byte big-endian length,
+/// the message. Independent of how the body arrives in DATA frames (a message may span frames, a frame may
+/// hold several messages).
+///
+/// The length is checked against the limit from the 5 prefix bytes alone, before anything is buffered.
+struct GRPCMessageReader {
+    enum Failure: Equatable {
+        /// The message is larger than the limit (RESOURCE_EXHAUSTED).
+        case tooLarge(Int)
+        /// The compressed flag is set; this server accepts only identity (UNIMPLEMENTED).
+        case compressed
+        /// The flag byte is neither 0 nor 1 (INTERNAL).
+        case badFlag(UInt8)
+    }
+
+    let maxMessageBytes: Int
+    private var prefix: [UInt8] = []
+    private var expected = -1
+    private var message: [UInt8] = []
+    private(set) var failure: Failure?
+
+    init(maxMessageBytes: Int) {
+        self.maxMessageBytes = maxMessageBytes
+    }
+
+    /// Whether a message has begun and is not complete (the body may not end here).
+    var isInsideMessage: Bool { !prefix.isEmpty || expected >= 0 }
+
+    /// Feeds body bytes; calls `deliver` with each complete message (valid during the call). Stops at the first
+    /// failure, which stays set.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafeRawBufferPointer) -> Void) {
+        var input = bytes[...]
+        while failure == nil && !input.isEmpty {
+            if expected < 0 {
+                let take = min(5 - prefix.count, input.count)
+                prefix.append(contentsOf: input.prefix(take))
+                input = input.dropFirst(take)
+                guard prefix.count == 5 else { return }
+                switch prefix[0] {
+                case 0: break
+                case 1: failure = .compressed; return
+                default: failure = .badFlag(prefix[0]); return
+                }
+                let length = Int(prefix[1]) << 24 | Int(prefix[2]) << 16 | Int(prefix[3]) << 8 | Int(prefix[4])
+                guard length <= maxMessageBytes else {
+                    failure = .tooLarge(length)
+                    return
+                }
+                prefix.removeAll(keepingCapacity: true)
+                expected = length
+                if length == 0 {
+                    expected = -1
+                    deliver(UnsafeRawBufferPointer(start: nil, count: 0))
+                    continue
+                }
+                // The whole message is in this chunk: no copy.
+                if message.isEmpty && input.count >= length {
+                    deliver(UnsafeRawBufferPointer(rebasing: input.prefix(length)))
+                    input = input.dropFirst(length)
+                    expected = -1
+                    continue
+                }
+                message.reserveCapacity(length)
+            }
+            let take = min(expected - message.count, input.count)
+            message.append(contentsOf: input.prefix(take))
+            input = input.dropFirst(take)
+            if message.count == expected {
+                message.withUnsafeBytes { deliver($0) }
+                message = []
+                expected = -1
+            }
+        }
+    }
+
+    /// Writes the 5-byte prefix of an uncompressed message of `length` bytes into `buffer`.
+    static func writePrefix(length: Int, into buffer: inout [UInt8]) {
+        let value = UInt32(length)
+        buffer.append(0)
+        buffer.append(UInt8(value >> 24))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 16))
+        buffer.append(UInt8(truncatingIfNeeded: value >> 8))
+        buffer.append(UInt8(truncatingIfNeeded: value))
+    }
+}

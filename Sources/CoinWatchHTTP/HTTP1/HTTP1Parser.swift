@@ -1,0 +1,350 @@
+/// A strict, incremental HTTP/1.1 request parser (RFC 9112) with limits.
+///
+/// Fed whatever each read returned, it walks the bytes once with a state machine, so a request split across
+/// any number of reads costs the same as one read and a peer sending a byte at a time cannot make it rescan.
+/// It keeps only what a request needs (the fields and the body, up to their limits) and delivers complete
+/// requests in order, so pipelined requests come out one after another.
+///
+/// Strict: lines end in CRLF (a bare CR or LF is an error), field names are tokens with no space before the
+/// colon, obsolete line folding is refused, `Content-Length` and `Transfer-Encoding` together are refused (the
+/// request-smuggling ambiguity), only `chunked` transfer coding is understood, HTTP/1.1 requests need exactly
+/// one `Host`. Each refusal carries the status to answer: 400, 413 (body), 414 (request line), 431 (fields),
+/// 501 (transfer coding), 505 (version). After an error the parser stays failed.
+///
+/// Why hand-written: Debian packages no maintained incremental parser with limits that fits (the Node.js
+/// http-parser is archived, llhttp and picohttpparser have no Debian development package), and HTTP/1.1 here
+/// serves small requests (operators' endpoints, unary calls), where a byte-wise state machine is fast enough.
+/// `Fuzz/FuzzHTTP1` fuzzes it.
+struct HTTP1Parser {
+    struct Limits: Sendable {
+        /// Method, target and version, without the CRLF.
+        var maxRequestLineBytes = 8 * 1024
+        /// Every field line together (and a chunked body's trailer fields).
+        var maxHeaderBytes = 16 * 1024
+        var maxHeaderCount = 100
+        /// The decoded body.
+        var maxBodyBytes = 4 << 20
+
+        init() {}
+    }
+
+    private enum State {
+        case method, target, version, requestLineLF
+        case fieldStart, fieldName, fieldValue, fieldLF, headersLF
+        case body(remaining: Int)
+        case chunkSize, chunkExtension, chunkSizeLF
+        case chunkData(remaining: Int), chunkDataCR, chunkDataLF
+        case trailerStart, trailerLine, trailerLF, trailerEndLF
+        case failed(HTTP1ParseError)
+    }
+
+    let limits: Limits
+    private var state = State.method
+    private var token: [UInt8] = []
+    private var method = ""
+    private var target = ""
+    private var minorVersion = 1
+    private var headers: [(name: String, value: String)] = []
+    private var fieldName = ""
+    private var lineBytes = 0
+    private var headerBytes = 0
+    private var body: [UInt8] = []
+    private var chunkSize = 0
+    private var chunkDigits = 0
+    /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
+    private(set) var bytesInRequest = 0
+
+    init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Whether a request has begun and is not complete.
+    var isInsideRequest: Bool { bytesInRequest > 0 }
+
+    /// Parses `bytes`, appending every request it completes to `requests`.
+    mutating func parse(_ bytes: UnsafeRawBufferPointer, into requests: inout [HTTP1Request]) throws(HTTP1ParseError) {
+        var index = 0
+        while index < bytes.count {
+            if case .failed(let error) = state { throw error }
+            // Bodies are copied in runs, not byte by byte.
+            if case .body(let remaining) = state {
+                let take = min(remaining, bytes.count - index)
+                body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)]))
+                index += take
+                bytesInRequest += take
+                if take == remaining {
+                    requests.append(finish())
+                } else {
+                    state = .body(remaining: remaining - take)
+                }
+                continue
+            }
+            if case .chunkData(let remaining) = state {
+                let take = min(remaining, bytes.count - index)
+                body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)]))
+                index += take
+                bytesInRequest += take
+                state = take == remaining ? .chunkDataCR : .chunkData(remaining: remaining - take)
+                continue
+            }
+            let byte = bytes[index]
+            index += 1
+            bytesInRequest += 1
+            do throws(HTTP1ParseError) {
+                if let request = try step(byte) { requests.append(request) }
+            } catch {
+                state = .failed(error)
+                throw error
+            }
+        }
+        if case .failed(let error) = state { throw error }
+    }
+
+    // MARK: The state machine
+
+    private mutating func step(_ byte: UInt8) throws(HTTP1ParseError) -> HTTP1Request? {
+        switch state {
+        case .method:
+            if byte == 0x20 {
+                guard !token.isEmpty else { throw .bad("the request line starts with a space") }
+                method = take()
+                state = .target
+            } else {
+                guard Self.isToken(byte) else { throw .bad("the method contains a character a method may not") }
+                try requestLineByte()
+                token.append(byte)
+            }
+        case .target:
+            if byte == 0x20 {
+                guard !token.isEmpty else { throw .bad("the request target is empty") }
+                target = take()
+                state = .version
+            } else {
+                guard byte > 0x20 && byte < 0x7f else { throw .bad("the request target contains a space or control character") }
+                try requestLineByte()
+                token.append(byte)
+            }
+        case .version:
+            if byte == 0x0d {
+                let version = take()
+                switch version {
+                case "HTTP/1.1": minorVersion = 1
+                case "HTTP/1.0": minorVersion = 0
+                default:
+                    if version.hasPrefix("HTTP/") && version.count == 8 {
+                        throw HTTP1ParseError(status: 505, message: "\(version) is not supported; use HTTP/1.1 (or HTTP/2)")
+                    }
+                    throw .bad("the request line does not end in HTTP/1.1")
+                }
+                state = .requestLineLF
+            } else {
+                guard byte > 0x20 && byte < 0x7f else { throw .bad("the request line is malformed") }
+                try requestLineByte()
+                token.append(byte)
+            }
+        case .requestLineLF:
+            guard byte == 0x0a else { throw .bad("the request line does not end in CRLF") }
+            state = .fieldStart
+        case .fieldStart:
+            if byte == 0x0d {
+                state = .headersLF
+            } else if byte == 0x20 || byte == 0x09 {
+                throw .bad("obsolete line folding (a field line starting with whitespace) is not accepted")
+            } else {
+                guard Self.isToken(byte) else { throw .bad("a field name contains a character a name may not") }
+                guard headers.count < limits.maxHeaderCount else {
+                    throw HTTP1ParseError(status: 431, message: "more than \(limits.maxHeaderCount) header fields")
+                }
+                try headerByte()
+                token.append(Self.lowercase(byte))
+                state = .fieldName
+            }
+        case .fieldName:
+            if byte == 0x3a {
+                fieldName = take()
+                try headerByte()
+                state = .fieldValue
+            } else {
+                guard Self.isToken(byte) else {
+                    throw .bad(byte == 0x20 || byte == 0x09 ? "whitespace before a field's colon"
+                               : "a field name contains a character a name may not")
+                }
+                try headerByte()
+                token.append(Self.lowercase(byte))
+            }
+        case .fieldValue:
+            if byte == 0x0d {
+                let value = String(decoding: token, as: UTF8.self)
+                token.removeAll(keepingCapacity: true)
+                headers.append((fieldName, String(Substring(value).trimmingSpaces)))
+                state = .fieldLF
+            } else {
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7f) else {
+                    throw .bad("a field value contains a control character")
+                }
+                try headerByte()
+                token.append(byte)
+            }
+        case .fieldLF:
+            guard byte == 0x0a else { throw .bad("a field line does not end in CRLF") }
+            state = .fieldStart
+        case .headersLF:
+            guard byte == 0x0a else { throw .bad("the header section does not end in CRLF") }
+            return try headersComplete()
+        case .chunkSize:
+            if let digit = Self.hexValue(byte) {
+                chunkDigits += 1
+                guard chunkDigits <= 8 else {
+                    throw HTTP1ParseError(status: 413, message: "a chunk is larger than \(limits.maxBodyBytes) bytes")
+                }
+                chunkSize = chunkSize << 4 | digit
+            } else if byte == 0x3b || byte == 0x20 || byte == 0x09 {
+                guard chunkDigits > 0 else { throw .bad("a chunk size is missing") }
+                state = .chunkExtension
+            } else if byte == 0x0d {
+                guard chunkDigits > 0 else { throw .bad("a chunk size is missing") }
+                state = .chunkSizeLF
+            } else {
+                throw .bad("a chunk size is not hexadecimal")
+            }
+        case .chunkExtension:
+            // Extensions are skipped, within the header budget.
+            if byte == 0x0d {
+                state = .chunkSizeLF
+            } else {
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7f) else { throw .bad("a chunk extension contains a control character") }
+                try headerByte()
+            }
+        case .chunkSizeLF:
+            guard byte == 0x0a else { throw .bad("a chunk size line does not end in CRLF") }
+            let size = chunkSize
+            chunkSize = 0
+            chunkDigits = 0
+            if size == 0 {
+                state = .trailerStart
+            } else {
+                guard body.count + size <= limits.maxBodyBytes else {
+                    throw HTTP1ParseError(status: 413, message: "the body is larger than \(limits.maxBodyBytes) bytes")
+                }
+                state = .chunkData(remaining: size)
+            }
+        case .chunkDataCR:
+            guard byte == 0x0d else { throw .bad("a chunk is longer than its size") }
+            state = .chunkDataLF
+        case .chunkDataLF:
+            guard byte == 0x0a else { throw .bad("a chunk does not end in CRLF") }
+            state = .chunkSize
+        case .trailerStart:
+            if byte == 0x0d {
+                state = .trailerEndLF
+            } else {
+                // Trailer fields are read and dropped, within the header budget.
+                try headerByte()
+                state = .trailerLine
+            }
+        case .trailerLine:
+            if byte == 0x0d {
+                state = .trailerLF
+            } else {
+                guard byte == 0x09 || (byte >= 0x20 && byte != 0x7f) else { throw .bad("a trailer field contains a control character") }
+                try headerByte()
+            }
+        case .trailerLF:
+            guard byte == 0x0a else { throw .bad("a trailer field does not end in CRLF") }
+            state = .trailerStart
+        case .trailerEndLF:
+            guard byte == 0x0a else { throw .bad("the chunked body does not end in CRLF") }
+            return finish()
+        case .body, .chunkData, .failed:
+            preconditionFailure("handled by parse")
+        }
+        return nil
+    }
+
+    /// The header section ended: checks the framing fields and picks how the body is read.
+    private mutating func headersComplete() throws(HTTP1ParseError) -> HTTP1Request? {
+        let hosts = headers.filter { $0.name == "host" }
+        if minorVersion == 1 && hosts.count != 1 {
+            throw .bad(hosts.isEmpty ? "an HTTP/1.1 request needs a Host field" : "more than one Host field")
+        }
+        let lengths = headers.filter { $0.name == "content-length" }.map(\.value)
+        let codings = headers.filter { $0.name == "transfer-encoding" }.map(\.value)
+        if !codings.isEmpty {
+            guard lengths.isEmpty else { throw .bad("both Content-Length and Transfer-Encoding are set") }
+            let all = codings.flatMap { $0.lowercased().split(separator: ",").map { $0.trimmingSpaces } }
+            guard all == ["chunked"] else {
+                throw HTTP1ParseError(status: 501, message: "transfer coding '\(codings.joined(separator: ", "))' is not supported (only chunked)")
+            }
+            state = .chunkSize
+            return nil
+        }
+        guard let first = lengths.first else { return finish() }
+        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 12,
+              first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first) else {
+            throw .bad("Content-Length '\(lengths.joined(separator: ", "))' is not one decimal number")
+        }
+        guard length <= limits.maxBodyBytes else {
+            throw HTTP1ParseError(status: 413, message: "the body (\(length) bytes) is larger than \(limits.maxBodyBytes) bytes")
+        }
+        if length == 0 { return finish() }
+        body.reserveCapacity(length)
+        state = .body(remaining: length)
+        return nil
+    }
+
+    private mutating func finish() -> HTTP1Request {
+        let request = HTTP1Request(method: method, target: target, minorVersion: minorVersion, headers: headers, body: body)
+        state = .method
+        method = ""
+        target = ""
+        headers = []
+        body = []
+        lineBytes = 0
+        headerBytes = 0
+        bytesInRequest = 0
+        return request
+    }
+
+    private mutating func take() -> String {
+        defer { token.removeAll(keepingCapacity: true) }
+        return String(decoding: token, as: UTF8.self)
+    }
+
+    private mutating func requestLineByte() throws(HTTP1ParseError) {
+        lineBytes += 1
+        guard lineBytes <= limits.maxRequestLineBytes else {
+            throw HTTP1ParseError(status: 414, message: "the request line is longer than \(limits.maxRequestLineBytes) bytes")
+        }
+    }
+
+    private mutating func headerByte() throws(HTTP1ParseError) {
+        headerBytes += 1
+        guard headerBytes <= limits.maxHeaderBytes else {
+            throw HTTP1ParseError(status: 431, message: "the header fields are larger than \(limits.maxHeaderBytes) bytes")
+        }
+    }
+
+    // MARK: Characters
+
+    /// `tchar` of RFC 9110: the characters of methods and field names.
+    static func isToken(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5a, 0x61...0x7a: true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2a, 0x2b, 0x2d, 0x2e, 0x5e, 0x5f, 0x60, 0x7c, 0x7e: true
+        default: false
+        }
+    }
+
+    static func lowercase(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5a ? byte | 0x20 : byte
+    }
+
+    static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 0x30...0x39: Int(byte - 0x30)
+        case 0x41...0x46: Int(byte - 0x41 + 10)
+        case 0x61...0x66: Int(byte - 0x61 + 10)
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import CoinWatchLogging
+import CoinWatchRPC
+
+/// Requests, after the session has parsed them: routing, gRPC's request rules, starting calls.
+extension HTTP2Connection {
+    /// The header block of a request is complete: route it.
+    func headersComplete(_ id: Int32) {
+        guard let stream = streams[id], case .pending = stream.kind else { return }
+        let route = HTTPRoute.route(method: stream.method, path: stream.path[...].split(separator: "?").first ?? "",
+                                    contentType: stream.contentType)
+        guard case .grpc = route else {
+            stream.kind = .plain(route)
+            return
+        }
+        if draining {
+            refuse(stream, .unavailable, "the server is shutting down")
+            return
+        }
+        guard stream.method == "POST" else {
+            refuse(stream, .unimplemented, "gRPC calls are POST requests, not \(stream.method)")
+            return
+        }
+        guard stream.te?.lowercased() == "trailers" else {
+            refuse(stream, .internal, "a gRPC request must carry 'te: trailers'")
+            return
+        }
+        if let encoding = stream.encoding, encoding != "identity" {
+            // The messages may still come uncompressed (the flag byte says); compressed ones are refused then.
+            server.logger.debug("gRPC request announces an encoding this server does not use",
+                                ["peer": peer, "encoding": encoding])
+        }
+        let methodPath = String(stream.path.dropFirst())
+        guard let index = server.dispatcher.methods.index(path: methodPath) else {
+            refuse(stream, .unimplemented, "unknown method '\(methodPath)'")
+            return
+        }
+        if let text = stream.timeout, GRPCWire.timeoutNanos(text) == nil {
+            refuse(stream, .internal, "malformed grpc-timeout '\(text)'")
+            return
+        }
+        guard server.dispatcher.admits(liveCallsOnConnection: liveCalls) else {
+            let refusal = server.dispatcher.refusal(liveCallsOnConnection: liveCalls)
+            refuse(stream, refusal.code, refusal.message)
+            return
+        }
+        stream.kind = .grpc(method: index)
+    }
+
+    /// A complete request message of `id`: the request of a unary or server-stream call starts it.
+    func messageArrived(_ id: Int32, _ bytes: [UInt8]) {
+        guard let stream = streams[id], case .grpc(let index) = stream.kind else { return }
+        stream.messagesReceived += 1
+        let takesMany = server.dispatcher.methods[index].takesManyRequests
+        if stream.messagesReceived > 1 && takesMany {
+            if let call = stream.call {
+                bytes.withUnsafeBytes { server.dispatcher.receive(call, payload: $0) }
+            }
+            return
+        }
+        guard stream.messagesReceived == 1 else {
+            if let call = stream.call {
+                call.terminate(RPCError(code: .internal, message: "\(call.context.method) takes one request message"),
+                               sendEnd: true)
+            } else {
+                refuse(stream, .internal, "\(server.dispatcher.methods[index].path) takes one request message")
+            }
+            return
+        }
+        let timeoutNanos = stream.timeout.flatMap(GRPCWire.timeoutNanos) ?? 0
+        let context = server.dispatcher.context(index, metadata: stream.metadata, timeoutNanos: timeoutNanos, peer: peer,
+                                                authToken: "", transport: HTTPServer.grpcTransportName)
+        let call = bytes.withUnsafeBytes { payload in
+            server.dispatcher.start(index, id: UInt64(id), context: context, timeoutNanos: timeoutNanos, payload: payload,
+                                    sink: self, eventLoop: eventLoop, metrics: metrics)
+        }
+        if let call {
+            stream.call = call
+            call.isRegistered = true
+            liveCalls += 1
+            if stream.requestEnded { server.dispatcher.requestsEnded(call) }
+        }
+    }
+
+    func requestEnded(_ id: Int32) {
+        guard let stream = streams[id] else { return }
+        stream.requestEnded = true
+        switch stream.kind {
+        case .plain(let route):
+            answerPlain(stream, route)
+        case .grpc(let index):
+            if stream.messagesReceived == 0 && stream.call == nil && !stream.responseStarted {
+                let detail = stream.reader?.isInsideMessage == true ? "ended inside a message" : "has no message"
+                refuse(stream, .internal, "the request to \(server.dispatcher.methods[index].path) \(detail)")
+            } else if stream.reader?.isInsideMessage == true, let call = stream.call {
+                call.terminate(RPCError(code: .internal, message: "the request ended inside a message"), sendEnd: true)
+            } else if let call = stream.call {
+                server.dispatcher.requestsEnded(call)
+            }
+        case .pending, .refused:
+            break
+        }
+    }
+
+    func readerFailed(_ id: Int32, _ failure: GRPCMessageReader.Failure) {
+        guard let stream = streams[id] else { return }
+        let error: RPCError
+        switch failure {
+        case .tooLarge(let length):
+            error = RPCError(code: .resourceExhausted,
+                             message: "a request message of \(length) bytes exceeds the limit of \(server.dispatcher.maxMessageBytes) bytes")
+        case .compressed:
+            error = RPCError(code: .unimplemented, message: "compressed messages are not supported; send identity encoding")
+        case .badFlag(let flag):
+            error = RPCError(code: .internal, message: "message flag \(flag) is not 0 or 1")
+        }
+        if let call = stream.call {
+            call.terminate(error, sendEnd: true)
+        } else {
+            refuse(stream, error.code, error.message)
+        }
+    }
+
+    func streamClosed(_ id: Int32, _ code: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        if let call = stream.call {
+            // Reset by the client (or the stream went away before the call ended): the call is cancelled.
+            let reason = code == NGHTTP2Session.noError ? "the stream closed" : "the client reset the stream (HTTP/2 error \(code))"
+            call.terminate(RPCError(code: .cancelled, message: reason), sendEnd: false)
+        }
+    }
+
+    // MARK: Answers
+
+    /// A gRPC refusal before any message: Trailers-Only (one HEADERS frame with the status, ending the
+    /// stream), and RST_STREAM(NO_ERROR) if the client is still sending its request, so it stops.
+    func refuse(_ stream: HTTP2Stream, _ code: RPCError.Code, _ message: String) {
+        stream.kind = .refused
+        guard !stream.responseStarted, !stream.isClosed else { return }
+        stream.responseStarted = true
+        let headers = [(name: ":status", value: "200"), (name: "content-type", value: responseContentType(stream))]
+            + GRPCWire.statusFields(code: code.rawValue, message: message)
+        _ = session.respond(streamID: stream.id, headers: headers, body: false)
+        stream.resetAfterResponse = true
+        scheduleFlush()
+    }
+
+    /// A plain HTTP request over HTTP/2 (the operators' endpoints, or a refusal).
+    func answerPlain(_ stream: HTTP2Stream, _ route: HTTPRoute) {
+        let response: HTTPResponse
+        switch route {
+        case .metrics, .healthz, .readyz:
+            response = server.endpoints.response(route)
+        case .connect:
+            response = .text(415, "the Connect protocol is not served by this server yet; use gRPC (application/grpc)")
+        case .unsupportedMediaType(let type):
+            response = .text(415, "content type '\(type)' is not served here; RPC paths take application/grpc")
+        case .methodNotAllowed(let allowed):
+            response = .text(405, "method \(stream.method) is not allowed here; use \(allowed)", headers: [("allow", allowed)])
+        case .notFound, .grpc:
+            response = .text(404, "no such path: \(stream.path)")
+        }
+        stream.kind = .refused
+        stream.responseStarted = true
+        let body = stream.method == "HEAD" ? [] : response.body
+        let headers = [(name: ":status", value: String(response.status))] + response.headers
+            + [(name: "content-length", value: String(response.body.count))]
+        stream.pending = body
+        stream.bodyEnded = true
+        _ = session.respond(streamID: stream.id, headers: headers, body: !body.isEmpty)
+        scheduleFlush()
+    }
+
+    func responseContentType(_ stream: HTTP2Stream) -> String {
+        let type = (stream.contentType ?? "").lowercased()
+        return type.hasPrefix("application/grpc+proto") ? "application/grpc+proto" : "application/grpc"
+    }
+}

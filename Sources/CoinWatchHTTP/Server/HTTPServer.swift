@@ -1,0 +1,108 @@
+public import CoinWatchLogging
+public import CoinWatchMetrics
+public import CoinWatchRPC
+
+/// HTTP on the RPC server's port: gRPC over HTTP/2 (prior-knowledge h2c) served by the same dispatcher as the
+/// native protocol, and the operators' endpoints (`/metrics`, `/healthz`, `/readyz`) over HTTP/1.1 or HTTP/2.
+///
+/// ```swift
+/// let server = try RPCServer(configuration: rpc, methods: methods)
+/// let http = HTTPServer(rpc: server, configuration: .init(metrics: registry, isServing: { service.health.isServing }))
+/// try server.start()   // native, HTTP/1.1 and HTTP/2 on one port
+/// ```
+///
+/// The native connection recognises HTTP from its first bytes and hands the connection here
+/// (`ProtocolHandoff`); `HTTPConnectionHandler` then picks HTTP/2 or HTTP/1.1.
+public final class HTTPServer: Sendable {
+    public struct Configuration: Sendable {
+        /// What `GET /metrics` renders.
+        public var metrics: MetricsRegistry
+        /// Whether the service is serving (`/healthz`, `/readyz`).
+        public var isServing: @Sendable () -> Bool
+        /// A request must be complete this long after its first byte (HTTP/1.1), and a connection must show
+        /// which HTTP it speaks this long after it opened.
+        public var requestTimeout: Duration = .seconds(10)
+        var http1Limits = HTTP1Parser.Limits()
+        public var http2 = HTTP2Limits()
+
+        public init(metrics: MetricsRegistry, isServing: @escaping @Sendable () -> Bool) {
+            self.metrics = metrics
+            self.isServing = isServing
+        }
+    }
+
+    /// HTTP/2's bounds and abuse limits.
+    public struct HTTP2Limits: Sendable {
+        var session = NGHTTP2Session.Settings()
+        /// A stream's queued response bytes above which its call is not writable (streams conflate), and at or
+        /// below which it is writable again.
+        public var streamHighWatermark = 256 << 10
+        public var streamLowWatermark = 64 << 10
+        /// PING and SETTINGS frames (each) a client may send in a burst, and per second after it.
+        public var controlFrameBurst = 50
+        public var controlFramesPerSecond = 10.0
+
+        /// Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+        public var maxConcurrentStreams: UInt32 {
+            get { session.maxConcurrentStreams }
+            set { session.maxConcurrentStreams = newValue }
+        }
+
+        /// The largest request header block accepted (SETTINGS_MAX_HEADER_LIST_SIZE, enforced).
+        public var maxHeaderListSize: UInt32 {
+            get { session.maxHeaderListSize }
+            set { session.maxHeaderListSize = newValue }
+        }
+
+        public init() {}
+    }
+
+    /// The `transport` label of calls that came over gRPC.
+    static let grpcTransportName = "grpc"
+
+    public let configuration: Configuration
+    let rpc: RPCServer
+    let dispatcher: CallDispatcher
+    let grpc: CallTransport
+    let http1Connections: ConnectionCount
+    let http2Connections: ConnectionCount
+    let endpoints: OperatorEndpoints
+    let logger: Logger
+
+    /// Serves HTTP on `rpc`'s port from now on (call before `rpc.start()`).
+    public init(rpc: RPCServer, configuration: Configuration, logger: Logger = .disabled) {
+        self.configuration = configuration
+        self.rpc = rpc
+        self.dispatcher = rpc.dispatcher
+        self.logger = logger
+        grpc = dispatcher.transport(Self.grpcTransportName)
+        http1Connections = dispatcher.connections("http1")
+        http2Connections = dispatcher.connections("http2")
+        endpoints = OperatorEndpoints(metrics: configuration.metrics, isServing: configuration.isServing,
+                                      isShuttingDown: { [rpc] in rpc.isShuttingDown })
+        rpc.serveOtherProtocols(self)
+    }
+}
+
+extension HTTPServer {
+    /// Loop: serves an HTTP connection this server did not sniff itself — one a TLS layer hands over once
+    /// ALPN has chosen `h2` or `http/1.1` (or `.detect` to sniff the decrypted bytes as on plaintext). The
+    /// connection must not be started; it is tracked by the RPC server like its own (limit, drain).
+    package func serve(_ connection: Connection, peer: String, protocol: HTTPConnectionHandler.WireProtocol) {
+        let handler = HTTPConnectionHandler(connection: connection, server: self, peer: peer, protocol: `protocol`)
+        guard rpc.adopt(handler) else {
+            handler.abandon()
+            connection.close()
+            return
+        }
+        connection.start(streamDelegate: handler, options: ConnectionOptions(
+            maxFrameBytes: rpc.configuration.maxFrameBytes, highWatermark: rpc.configuration.highWatermark,
+            lowWatermark: rpc.configuration.lowWatermark))
+    }
+}
+
+extension HTTPServer: ProtocolHandoff {
+    package func handler(for connection: Connection, peer: String) -> (any ByteStreamDelegate & ServedConnection)? {
+        HTTPConnectionHandler(connection: connection, server: self, peer: peer)
+    }
+}

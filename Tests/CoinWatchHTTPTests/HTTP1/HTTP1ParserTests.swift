@@ -1,0 +1,122 @@
+import Testing
+@testable import CoinWatchHTTP
+
+/// The HTTP/1.1 parser: strict framing, limits with the right status, and the same requests however the bytes
+/// are split.
+@Suite struct HTTP1ParserTests {
+    static func parse(_ text: String, limits: HTTP1Parser.Limits = .init(), chunk: Int = .max) throws(HTTP1ParseError) -> [HTTP1Request] {
+        var parser = HTTP1Parser(limits: limits)
+        var requests: [HTTP1Request] = []
+        let bytes = Array(text.utf8)
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + chunk)
+            let slice = Array(bytes[start..<end])
+            let failure = slice.withUnsafeBytes { buffer -> HTTP1ParseError? in
+                do throws(HTTP1ParseError) {
+                    try parser.parse(buffer, into: &requests)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure { throw failure }
+            start = end
+        }
+        return requests
+    }
+
+    static func status(_ text: String, limits: HTTP1Parser.Limits = .init()) -> Int? {
+        do {
+            _ = try parse(text, limits: limits)
+            return nil
+        } catch {
+            return error.status
+        }
+    }
+
+    static let pipelined = "GET /metrics HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"
+        + "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+        + "POST /y HTTP/1.1\r\nhost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n"
+        + "GET /z HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+
+    @Test("pipelined requests come out in order, the same at every split")
+    func pipelinedAtEverySplit() throws {
+        for chunk in [1, 2, 3, 7, 64, Int.max] {
+            let requests = try Self.parse(Self.pipelined, chunk: chunk)
+            #expect(requests.map(\.method) == ["GET", "POST", "POST", "GET"])
+            #expect(requests.map(\.target) == ["/metrics", "/x", "/y", "/z"])
+            #expect(requests.map { String(decoding: $0.body, as: UTF8.self) } == ["", "hello", "abcde", ""])
+            #expect(requests[0].header("accept") == "*/*")
+            #expect(requests[0].keepAlive && requests[3].keepAlive)
+            #expect(requests[3].minorVersion == 0)
+        }
+    }
+
+    @Test("keep-alive by version and Connection")
+    func keepAlive() throws {
+        #expect(try !Self.parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")[0].keepAlive)
+        #expect(try !Self.parse("GET / HTTP/1.0\r\n\r\n")[0].keepAlive)
+        #expect(try Self.parse("GET /p?q=1 HTTP/1.1\r\nHost: a\r\n\r\n")[0].path == "/p")
+    }
+
+    @Test("malformed requests are 400")
+    func badRequests() {
+        let cases = [
+            "GET / HTTP/1.1\nHost: a\r\n\r\n",                      // bare LF
+            "GET / HTTP/1.1\r\nHost : a\r\n\r\n",                   // space before the colon
+            "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",          // obsolete folding
+            "GET / HTTP/1.1\r\n\r\n",                               // no Host
+            "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",          // two Hosts
+            "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 3x\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "G(T / HTTP/1.1\r\nHost: a\r\n\r\n",                     // not a token
+            " GET / HTTP/1.1\r\n",
+            "GET /\u{1} HTTP/1.1\r\n",
+            "GET / HTTP/1.1\r\nHost: a\u{7f}\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+            "GET / HTTQ/1.1\r\n",
+        ]
+        for text in cases {
+            #expect(Self.status(text) == 400, "\(text.debugDescription)")
+        }
+    }
+
+    @Test("limits answer 414, 431 and 413; unsupported framing 501 and 505")
+    func limits() {
+        var small = HTTP1Parser.Limits()
+        small.maxRequestLineBytes = 32
+        small.maxHeaderBytes = 64
+        small.maxHeaderCount = 3
+        small.maxBodyBytes = 8
+        #expect(Self.status("GET /\(String(repeating: "a", count: 40)) HTTP/1.1\r\n", limits: small) == 414)
+        #expect(Self.status("GET / HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "b", count: 80))\r\n\r\n", limits: small) == 431)
+        #expect(Self.status("GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: small) == 431)
+        #expect(Self.status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\n", limits: small) == 413)
+        #expect(Self.status("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n5\r\n", limits: small) == 413)
+        #expect(Self.status("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n") == 501)
+        #expect(Self.status("GET / HTTP/2.0\r\n") == 505)
+    }
+
+    @Test("an unfinished request is remembered as begun, and a failure sticks")
+    func state() {
+        var parser = HTTP1Parser()
+        var requests: [HTTP1Request] = []
+        func feed(_ text: String) -> HTTP1ParseError? {
+            Array(text.utf8).withUnsafeBytes { bytes -> HTTP1ParseError? in
+                do throws(HTTP1ParseError) {
+                    try parser.parse(bytes, into: &requests)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        #expect(feed("GET / HT") == nil)
+        #expect(parser.isInsideRequest && requests.isEmpty)
+        #expect(feed("TP/9\r\n")?.status == 400)
+        #expect(feed("GET / HTTP/1.1\r\n")?.status == 400)
+    }
+}

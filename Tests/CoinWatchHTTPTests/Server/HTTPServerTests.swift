@@ -1,0 +1,153 @@
+import CoinWatchMetrics
+import CoinWatchProto
+import CoinWatchTestSupport
+import Synchronization
+import Testing
+@testable import CoinWatchHTTP
+@testable import CoinWatchRPC
+
+/// HTTP on the RPC port, end to end over loopback: the sniff, HTTP/1.1's keep-alive, pipelining, limits and
+/// timeouts, the operators' endpoints, and the native protocol still served beside them.
+@Suite(.timeLimit(.minutes(2)))
+struct HTTPServerTests {
+    /// An RPC server with one inline method and HTTP on its port.
+    struct Running {
+        let server: RPCServer
+        let http: HTTPServer
+        let serving: Flag
+
+        init(requestTimeout: Duration = .seconds(10)) throws {
+            var configuration = RPCServer.Configuration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.eventLoopThreads = 1
+            server = try RPCServer(configuration: configuration, methods: [
+                .unary(V1.Health.check, inline: { _, _ in V1.HealthCheckResponse(status: .serving) }),
+            ])
+            let registry = MetricsRegistry()
+            registry.register(server.metrics)
+            let serving = Flag()
+            self.serving = serving
+            var httpConfiguration = HTTPServer.Configuration(metrics: registry, isServing: { serving.value.load(ordering: .relaxed) })
+            httpConfiguration.requestTimeout = requestTimeout
+            http = HTTPServer(rpc: server, configuration: httpConfiguration)
+            try server.start()
+        }
+    }
+
+    final class Flag: Sendable {
+        let value = Atomic<Bool>(true)
+    }
+
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    /// Reads `count` responses (to HEAD requests at the indices in `heads`, which carry no body).
+    static func read(_ count: Int, from client: RawClient, heads: Set<Int> = []) -> [Response] {
+        var buffer: [UInt8] = []
+        var responses: [Response] = []
+        while responses.count < count {
+            if let end = buffer.indices.dropLast(3).first(where: { buffer[$0..<($0 + 4)] == [13, 10, 13, 10] }) {
+                let head = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+                var headers: [String: String] = [:]
+                for line in head.dropFirst() {
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    headers[parts[0].lowercased()] = parts.count > 1 ? String(parts[1].dropFirst()) : ""
+                }
+                let length = heads.contains(responses.count) ? 0 : Int(headers["content-length"] ?? "0")!
+                if buffer.count >= end + 4 + length {
+                    let status = Int(head[0].split(separator: " ")[1])!
+                    let body = String(decoding: buffer[(end + 4)..<(end + 4 + length)], as: UTF8.self)
+                    responses.append(Response(status: status, headers: headers, body: body))
+                    buffer.removeFirst(end + 4 + length)
+                    continue
+                }
+            }
+            let more = client.readSome()
+            if more.isEmpty { break }
+            buffer += more
+        }
+        return responses
+    }
+
+    @Test("pipelined HTTP/1.1 requests are answered in order on one keep-alive connection")
+    func pipelining() async throws {
+        let running = try Running()
+        let client = try RawClient(port: running.server.port)
+        client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n"
+                    + "HEAD /metrics HTTP/1.1\r\nHost: t\r\n\r\nPOST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+        let responses = Self.read(4, from: client, heads: [2])
+        #expect(responses.map(\.status) == [200, 404, 200, 405])
+        #expect(responses[0].body == "ok\n")
+        #expect(responses[2].headers["content-type"] == PrometheusText.contentType)
+        #expect(responses[3].headers["allow"] == "GET, HEAD")
+        // Still open: one more request on the same connection.
+        client.send("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(Self.read(1, from: client).map(\.status) == [200])
+        running.serving.value.store(false, ordering: .relaxed)
+        client.send("GET /readyz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        let closing = Self.read(1, from: client)
+        #expect(closing.map(\.status) == [503])
+        #expect(closing.first?.headers["connection"] == "close")
+        #expect(client.readSome().isEmpty)
+        await running.server.shutdownNow()
+    }
+
+    @Test("RPC paths: gRPC needs HTTP/2, Connect's content types are its routing point, others are refused")
+    func rpcPathsOverHTTP1() async throws {
+        let running = try Running()
+        let client = try RawClient(port: running.server.port)
+        let path = "/coinwatch.v1.Health/Check"
+        client.send("POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/grpc\r\nContent-Length: 0\r\n\r\n"
+                    + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                    + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n"
+                    + "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+        let responses = Self.read(4, from: client)
+        #expect(responses.map(\.status) == [505, 415, 415, 405])
+        #expect(responses[0].body.contains("gRPC needs HTTP/2"))
+        #expect(responses[1].body.contains("Connect protocol"))
+        await running.server.shutdownNow()
+    }
+
+    @Test("a malformed request gets 400 and the connection closes; a slow one gets 408")
+    func refusals() async throws {
+        let running = try Running(requestTimeout: .milliseconds(300))
+        let bad = try RawClient(port: running.server.port)
+        bad.send("GET / HTTP/1.1\r\nHost : t\r\n\r\n")
+        let refused = Self.read(1, from: bad)
+        #expect(refused.map(\.status) == [400])
+        #expect(refused.first?.body.contains("whitespace before") == true)
+        #expect(bad.readSome().isEmpty)
+        let slow = try RawClient(port: running.server.port)
+        slow.send("GET /healthz HTTP/1.1\r\nHo")
+        let timedOut = Self.read(1, from: slow)
+        #expect(timedOut.map(\.status) == [408])
+        #expect(slow.readSome().isEmpty)
+        await running.server.shutdownNow()
+    }
+
+    @Test("native and HTTP connections share the port, each counted by what it speaks")
+    func sharedPort() async throws {
+        let running = try Running()
+        let group = try EventLoopGroup(threads: 1)
+        let native = try await RPCClientConnection.connect(host: "127.0.0.1", port: running.server.port, on: group.next())
+        let answer = try await native.unary(V1.Health.check, V1.HealthCheckRequest())
+        #expect(answer.status == .serving)
+        let client = try RawClient(port: running.server.port)
+        client.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        let metrics = Self.read(1, from: client).first?.body ?? ""
+        #expect(metrics.contains("coinwatch_connections_open{transport=\"native\"} 1\n"))
+        #expect(metrics.contains("coinwatch_connections_open{transport=\"http1\"} 1\n"))
+        #expect(metrics.contains("coinwatch_connections_open{transport=\"http2\"} 0\n"))
+        #expect(metrics.contains("grpc_server_started_total{grpc_type=\"unary\",grpc_service=\"coinwatch.v1.Health\","
+                                 + "grpc_method=\"Check\",transport=\"native\"} 1\n"))
+        #expect(metrics.contains("grpc_server_started_total{grpc_type=\"unary\",grpc_service=\"coinwatch.v1.Health\","
+                                 + "grpc_method=\"Check\",transport=\"grpc\"} 0\n"))
+        native.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain blocking IPv4 socket to a loopback server, for talking to it byte by byte as a client of another
+/// protocol (or a broken one) would: raw frames, HTTP requests, garbage.
+public final class RawClient {
+    /// `connect(2)` failed.
+    public struct ConnectError: Error, CustomStringConvertible {
+        public let errno: Int32
+        public var description: String { "connect to loopback failed: \(String(cString: strerror(errno)))" }
+    }
+
+    private var fd: Int32
+
+    /// Connects to 127.0.0.1:`port`; reads wait at most `receiveTimeout` seconds.
+    public init(port: Int, receiveTimeout: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ConnectError(errno: errno) }
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            let error = ConnectError(errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    public func send(_ bytes: [UInt8]) {
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        precondition(sent == bytes.count, "short blocking send")
+    }
+
+    public func send(_ text: String) {
+        send(Array(text.utf8))
+    }
+
+    /// Reads what is available (blocking for the first byte, up to the receive timeout).
+    public func readSome() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[..<n]) : []
+    }
+
+    /// Reads until end of file (or the receive timeout, or `limit` bytes).
+    public func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while result.count < limit {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            result += buffer[..<n]
+        }
+        return result
+    }
+}
