@@ -32,13 +32,14 @@ struct BenchOptions {
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
+        OptionSpec("out", .value(placeholder: "FILE"), help: "grpc-request mode: where to write the request."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|grpc-request> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -50,6 +51,8 @@ struct BenchOptions {
                       resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
+              grpc-request  writes to --out a gRPC-framed GetSettings request for device bench-0 (the body
+                      h2load posts) after creating --devices devices (default 1) on --server.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
@@ -76,6 +79,7 @@ struct BenchOptions {
     var json: Bool
     var redis: Bool
     var serverPID: Int?
+    var out: String?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -103,6 +107,7 @@ struct BenchOptions {
         publishInFlight = givenInFlight ?? 4
         duration = try seconds("duration")
         warmup = try seconds("warmup")
+        out = parsed["out"]
         method = parsed["method"]!
         guard method == "get" || method == "save" else { throw UsageError("--method must be get or save") }
         guard let client = UnaryClient(rawValue: parsed["client"]!) else { throw UsageError("--client must be raw or library") }

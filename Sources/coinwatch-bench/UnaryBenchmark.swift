@@ -112,7 +112,8 @@ struct UnaryBenchmark {
     }
 
     /// Saves a rule for every device the get benchmark reads, so reads find settings.
-    private func prepareDevices() throws {
+    /// Creates devices bench-0 … bench-(devices - 1) on the server, each with a BTC rule.
+    func prepareDevices() throws {
         let options = self.options
         try runBlocking {
             let client = CoinWatchClient(configuration: .init(host: options.host, port: options.port))

@@ -9,9 +9,7 @@ import CoinWatchRPC
 /// the connection's output. Its callbacks only record (`HTTP2Connection+Session`); the work that needs the
 /// session again — starting calls, submitting responses, resuming streams — happens after `receive` returns.
 /// Loop-confined, owned by its `HTTPConnectionHandler`.
-final class HTTP2Connection: @unchecked Sendable {
-    // @unchecked Sendable: every property is read and written only on `eventLoop`'s thread; the type crosses
-    // threads only inside jobs submitted to that same loop (`scheduleFlush`).
+final class HTTP2Connection: EventLoopFlushHook {
     enum Event {
         case headers(Int32)
         case message(Int32, [UInt8])
@@ -105,14 +103,16 @@ final class HTTP2Connection: @unchecked Sendable {
     // MARK: Output
 
     /// Asks for a flush at the end of this loop iteration: for output produced outside `received` (an answer
-    /// from another thread, a price fan-out drain).
+    /// from another thread, a price fan-out drain), once however many streams wrote.
     func scheduleFlush() {
         guard !isReceiving, !isFlushing, !flushScheduled, !isClosed else { return }
         flushScheduled = true
-        eventLoop.execute { [self] in
-            flushScheduled = false
-            flush()
-        }
+        eventLoop.flushBeforeWriting(self)
+    }
+
+    func loopWillFlush() {
+        flushScheduled = false
+        flush()
     }
 
     /// Submits due trailers and drains the session into the connection until it has nothing more or the

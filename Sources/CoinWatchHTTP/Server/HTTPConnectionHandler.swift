@@ -37,6 +37,11 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
 
     /// Never started (the server refused it): stop the timers and counts the handler began.
     func abandon() {
+        endEngine()
+    }
+
+    /// The connection is done: cancels the sniff timer, ends the session, uncounts it.
+    private func endEngine() {
         if let timer = sniffTimer {
             connection.eventLoop.cancelTimer(timer)
             sniffTimer = nil
@@ -125,21 +130,7 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
     }
 
     package func connectionClosed(_ connection: Connection, error: IOError?) {
-        if let timer = sniffTimer {
-            connection.eventLoop.cancelTimer(timer)
-            sniffTimer = nil
-        }
-        switch engine {
-        case .http1(let session):
-            session.closed()
-            server.http1Connections.closed()
-        case .http2(let session):
-            session.closed()
-            server.http2Connections.closed()
-        case .sniffing, .closed:
-            break
-        }
-        engine = .closed
+        endEngine()
         server.rpc.connectionClosed(self)
     }
 

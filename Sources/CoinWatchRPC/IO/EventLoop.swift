@@ -49,6 +49,8 @@ public final class EventLoop: @unchecked Sendable {
     var armedTimerDeadline = Int64.max
     /// Connections with output queued during this iteration, flushed at its end.
     var flushQueue: [Connection] = []
+    /// Asked once each to produce their output at the end of this iteration, before `flushQueue` is written.
+    var flushHooks: [any EventLoopFlushHook] = []
     /// One read buffer shared by all connections of the loop: idle connections hold no buffer.
     let readBuffer: UnsafeMutableRawBufferPointer
     /// Output written during an iteration, shared by all connections of the loop.
@@ -269,6 +271,13 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Flushes every connection that queued output in this iteration, then recycles the arena.
     func flushPending() {
+        // Producers of connection output (an HTTP/2 session draining its library) go first, so what they
+        // produce leaves in this iteration's writes; they may ask again while running.
+        while !flushHooks.isEmpty {
+            let hooks = flushHooks
+            flushHooks.removeAll(keepingCapacity: true)
+            for hook in hooks { hook.loopWillFlush() }
+        }
         var index = 0
         // Flushing can make more connections dirty (a writability callback writing elsewhere), so
         // the queue may grow while we walk it.

@@ -89,6 +89,21 @@ extension RPCMethod {
         }
     }
 
+    /// A stream handler working on the decoded request; a request that does not decode, or a handler that
+    /// throws, ends the stream with the error.
+    static func decodingStream<Request: WireMessage>(
+        _ handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
+    ) -> @Sendable (UnsafeRawBufferPointer, ServerStream) -> Void {
+        { payload, stream in
+            do throws(RPCError) {
+                let request = try decode(Request.self, payload)
+                try handler(request, stream)
+            } catch {
+                stream.finish(error)
+            }
+        }
+    }
+
     /// A unary method answered on the event loop, inline.
     public static func unary<Request, Response>(
         _ method: WireMethod<Request, Response>,
@@ -167,14 +182,7 @@ extension RPCMethod {
         _ method: WireMethod<Request, Response>,
         onLoop handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
     ) -> RPCMethod {
-        RPCMethod(path: method.path, kind: .serverStream { payload, stream in
-            do throws(RPCError) {
-                let request = try decode(Request.self, payload)
-                try handler(request, stream)
-            } catch {
-                stream.finish(error)
-            }
-        })
+        RPCMethod(path: method.path, kind: .serverStream(decodingStream(handler)))
     }
 
     /// A bidirectional stream answered on the event loop, one request message at a time: `handler` sends zero
@@ -184,14 +192,7 @@ extension RPCMethod {
         _ method: WireMethod<Request, Response>,
         eachRequest handler: @escaping @Sendable (Request, ServerStream) throws(RPCError) -> Void
     ) -> RPCMethod {
-        RPCMethod(path: method.path, kind: .bidiStream { payload, stream in
-            do throws(RPCError) {
-                let request = try decode(Request.self, payload)
-                try handler(request, stream)
-            } catch {
-                stream.finish(error)
-            }
-        })
+        RPCMethod(path: method.path, kind: .bidiStream(decodingStream(handler)))
     }
 
     /// A server stream written with `async`/`await`: the handler writes responses
