@@ -136,6 +136,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchProtoTests",
             dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -205,6 +206,12 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzMessages",
             dependencies: ["CoinWatchProto"],
             path: "Fuzz/FuzzMessages",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["CoinWatchProto"],
+            path: "Fuzz/FuzzJSON",
             swiftSettings: swiftSettings
         ),
     ]

@@ -371,12 +371,6 @@ private func cArray<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> Uns
 private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufCBinaryData {
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
-
-/// A map's entries in the order they are packed: by the UTF-8 bytes of their keys.
-@inline(__always)
-private func sortedEntries<Value>(_ map: [String: Value]) -> [(key: String, value: Value)] {
-    map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-}
 """
 
 

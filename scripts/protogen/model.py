@@ -373,11 +373,20 @@ def build_message(package, md, types, comments, path):
     return msg
 
 
+def json_name(fd):
+    """The field's proto3 JSON name: protoc's json_name (lowerCamelCase of the field name) when set."""
+    if fd.HasField("json_name"):
+        return fd.json_name
+    words = fd.name.split("_")
+    return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+
+
 def build_field(owner, fd, types, doc):
     where = f"{owner}.{fd.name}"
     swift_name = swift_ident(lower_camel(fd.name))
     f = Field(proto_name=fd.name, swift_name=swift_name, number=fd.number, doc=doc, c_name=fd.name,
-              type_name=fd.type_name, owner=owner)
+              type_name=fd.type_name, owner=owner, json_name=json_name(fd),
+              is_64_bit=fd.type in (F.TYPE_INT64, F.TYPE_SINT64, F.TYPE_SFIXED64, F.TYPE_UINT64, F.TYPE_FIXED64))
     if fd.type in SCALARS:
         f.swift_type, f.wire, f.default, style = SCALARS[fd.type]
         f.kind = {"plain": "scalar", "bool": "bool", "string": "string", "bytes": "bytes"}[style]
