@@ -1,9 +1,9 @@
-/// Base64 (RFC 4648) for the JSON mapping of `bytes` fields and the Connect protocol's `base64=1` GET queries.
+/// Base64 (RFC 4648) for the JSON mapping of `bytes` fields.
 ///
 /// Writes the standard alphabet with padding; reads both the standard and the URL-safe alphabet, with or without
 /// padding, as the proto3 JSON mapping asks of a parser. Anything else (a stray character, padding in the middle,
 /// non-zero bits after the last whole byte) is refused rather than guessed at.
-public enum Base64 {
+enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// The 6-bit value of each byte, 0xFF for bytes outside both alphabets.
@@ -18,7 +18,7 @@ public enum Base64 {
     }()
 
     /// Appends the standard, padded encoding of `bytes` to `out`.
-    public static func encode(_ bytes: [UInt8], to out: inout [UInt8]) {
+    static func encode(_ bytes: [UInt8], to out: inout [UInt8]) {
         out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4)
         var index = 0
         while index + 3 <= bytes.count {
@@ -39,15 +39,8 @@ public enum Base64 {
         }
     }
 
-    /// The standard, padded encoding of `bytes`.
-    public static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        encode(bytes, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// Decodes standard or URL-safe base64, padded or not; nil when `text` is not base64.
-    public static func decode<Text: Collection<UInt8>>(_ text: Text) -> [UInt8]? {
+    static func decode<Text: Collection<UInt8>>(_ text: Text) -> [UInt8]? {
         var digits = Array(text)
         // Padding only at the end, only as much as completes a 4-character group.
         var padding = 0
