@@ -86,6 +86,11 @@ let package = Package(
             swiftSettings: hotPathSettings
         ),
 
+        .target(
+            name: "CoinWatchWeb",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
@@ -156,6 +161,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchTLSTests",
             dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchWebTests",
+            dependencies: ["CoinWatchWeb"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
