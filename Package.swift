@@ -87,6 +87,11 @@ let package = Package(
         ),
 
         .target(
+            name: "CoinWatchConnect",
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTLS"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchWeb",
             swiftSettings: swiftSettings
         ),
@@ -161,6 +166,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchTLSTests",
             dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchConnectTests",
+            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

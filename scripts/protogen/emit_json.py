@@ -256,4 +256,18 @@ def emit_json_file(schema, writer_class, header):
         w(f"// MARK: - {m.full_name}")
         w()
         emit_message(w, m)
+    w()
+    w("// MARK: - Methods")
+    w()
+    w(f"extension {schema.namespace} {{")
+    w.indent()
+    w("/// Every method of every service with its JSON transcoding, for transports that carry JSON (Connect).")
+    w("public static let jsonMethodCodecs: [JSONMethodCodec] = [")
+    for f in schema.files:
+        for s in f.services:
+            for meth in s.methods:
+                w(f"    JSONMethodCodec({schema.namespace}.{s.swift_name}.{meth.swift_name}),")
+    w("]")
+    w.dedent()
+    w("}")
     return w.text()

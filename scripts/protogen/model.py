@@ -191,7 +191,7 @@ class MapEntry:
 
 class Method:
     def __init__(self, proto_name, swift_name, full_path, input_type, output_type, client_streaming,
-                 server_streaming, doc):
+                 server_streaming, doc, has_no_side_effects):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -434,7 +434,8 @@ def build_service(package, sd, types, comments, path):
                 raise GeneratorError(f"{full}.{md.name}: {t} is not a top-level message of this package")
         methods.append(Method(md.name, swift_ident(lower_camel(c_camel_to_lower(md.name))),
                               f"{full}/{md.name}", types[md.input_type][1], types[md.output_type][1],
-                              md.client_streaming, md.server_streaming, comments.get(*path, 2, mi)))
+                              md.client_streaming, md.server_streaming, comments.get(*path, 2, mi),
+                              md.options.idempotency_level == d.MethodOptions.NO_SIDE_EFFECTS))
     return Service(full, sd.name, methods, comments.get(*path))
 
 

@@ -1852,3 +1852,19 @@ extension V1.ConnectionError: JSONMessage {
         writer.endObject()
     }
 }
+
+// MARK: - Methods
+
+extension V1 {
+    /// Every method of every service with its JSON transcoding, for transports that carry JSON (Connect).
+    public static let jsonMethodCodecs: [JSONMethodCodec] = [
+        JSONMethodCodec(V1.CoinWatch.getSettings),
+        JSONMethodCodec(V1.CoinWatch.saveSettings),
+        JSONMethodCodec(V1.CoinWatch.deleteSettings),
+        JSONMethodCodec(V1.CoinWatch.streamPrices),
+        JSONMethodCodec(V1.CoinWatch.getPrices),
+        JSONMethodCodec(V1.CoinWatch.publishPrices),
+        JSONMethodCodec(V1.CoinWatch.streamAlerts),
+        JSONMethodCodec(V1.Health.check),
+    ]
+}
