@@ -47,3 +47,21 @@ struct DashboardAssetsTests {
         #expect(policy?.contains("connect-src 'self'") == true)
     }
 }
+
+@Suite("Dashboard responses")
+struct DashboardResponseTests {
+    @Test("200 with type, ETag and security headers; 304 when the ETag matches; nil elsewhere")
+    func responses() throws {
+        let page = try #require(DashboardAssets.response(path: "/", ifNoneMatch: nil))
+        #expect(page.status == 200)
+        #expect(page.headers.first { $0.name == "Content-Type" }?.value == "text/html; charset=utf-8")
+        let etag = try #require(page.headers.first { $0.name == "ETag" }?.value)
+        #expect(page.headers.contains { $0.name == "Content-Security-Policy" })
+        #expect(page.body == DashboardAssets.asset(atPath: "/")?.bytes)
+        #expect(DashboardAssets.response(path: "/", ifNoneMatch: etag)?.status == 304)
+        #expect(DashboardAssets.response(path: "/", ifNoneMatch: "\"other\", W/\(etag)")?.status == 304)
+        #expect(DashboardAssets.response(path: "/", ifNoneMatch: "\"other\"")?.status == 200)
+        #expect(DashboardAssets.response(path: "/", ifNoneMatch: etag)?.body.isEmpty == true)
+        #expect(DashboardAssets.response(path: "/metrics", ifNoneMatch: nil) == nil)
+    }
+}
