@@ -26,9 +26,9 @@ class ScriptedServer:
     A script is a list of answers used in order (the last one repeats); each is (status, content type, body).
     Requests are recorded per method."""
 
-    def __init__(self, page):
-        self.scripts, self.requests = {}, {}
-        page.route(f"{ORIGIN}/**", self.handle)
+    def __init__(self, page, origin=ORIGIN):
+        self.scripts, self.requests, self.senders, self.origin = {}, {}, {}, origin
+        page.route(f"{origin}/**", self.handle)
 
     def script(self, method, *answers):
         self.scripts[method] = list(answers)
@@ -36,15 +36,20 @@ class ScriptedServer:
     def calls(self, method):
         return self.requests.get(method, [])
 
+    def callers(self, method):
+        """The page that sent each request of `method`."""
+        return self.senders.get(method, [])
+
     def handle(self, route):
         request = route.request
-        path = request.url[len(ORIGIN):].split("?")[0].split("#")[0]
+        path = request.url[len(self.origin):].split("?")[0].split("#")[0]
         if path in ("/", "/index.html", "/dashboard.js", "/dashboard.css"):
             name = "index.html" if path in ("/", "/index.html") else path[1:]
             with open(os.path.join(WEB, name), "rb") as f:
                 return route.fulfill(status=200, body=f.read(), headers={"content-type": TYPES[os.path.splitext(name)[1]]})
         method = path.rsplit("/", 1)[-1]
         self.requests.setdefault(method, []).append(request.post_data_buffer)
+        self.senders.setdefault(method, []).append(request.frame.page)
         answers = self.scripts.get(method)
         if not answers:
             return route.fulfill(status=404, body=b'{"code":"unimplemented"}', headers={"content-type": "application/json"})
@@ -272,6 +277,35 @@ def test_alerts_shown_once_across_reconnects(browser):
     assert len(texts) == 2 and texts[0].startswith("ETH rose to 3,001") and texts[1].startswith("BTC fell to 59,999.5"), texts
     assert json.loads(server.calls("StreamAlerts")[0][5:]) == {"deviceId": "phone-3"}
     page.close()
+
+
+def test_tabs_share_one_price_stream(browser):
+    # localhost is a secure context, where the page shares one stream between tabs (Web Locks, BroadcastChannel).
+    origin = "http://localhost:8799"
+    context = browser.new_context()
+    context.add_init_script(STATE_RECORDER)
+    server = ScriptedServer(context, origin)
+    server.script("StreamPrices", (200, "application/connect+json",
+                                   envelope(0, price("BTC", 100, 0, 1)) + envelope(0, price("ETH", 5, 0, 2))))
+    first = context.new_page()
+    first.goto(origin + "/")
+    wait_for(lambda: row_symbols(first) == ["BTC", "ETH"], 10, "prices in the first tab", first)
+    second = context.new_page()
+    second.goto(origin + "/")
+    wait_for(lambda: row_symbols(second) == ["BTC", "ETH"], 10, "prices in the second tab", second)
+    assert second.inner_text("tr[data-symbol=BTC] .price") == "100"
+    assert second.evaluate("sharing.leader") is False and first.evaluate("sharing.leader") is True
+    # The scripted stream ends at once and the leader retries; every stream so far is the first tab's.
+    first.wait_for_timeout(1500)
+    assert server.callers("StreamPrices") and all(p == first for p in server.callers("StreamPrices"))
+    # The leader closes: the second tab takes over with a stream of its own.
+    server.script("StreamPrices", (200, "application/connect+json", envelope(0, price("BTC", 101, 0, 1))))
+    first.close()
+    wait_for(lambda: second.evaluate("sharing.leader"), 10, "the second tab to lead", second)
+    wait_for(lambda: second.inner_text("tr[data-symbol=BTC] .price") == "101", 10, "the new leader's price", second)
+    assert server.callers("StreamPrices")[-1] == second
+    assert "live" in states(second)
+    context.close()
 
 
 def test_screenshots(browser, artifacts):

@@ -309,7 +309,7 @@ function rowFor(symbol) {
   row.innerHTML = '<th scope="row" class="sym"></th><td class="num price-cell"><span class="price"></span></td>' +
     '<td class="num change"></td><td class="trend"></td><td class="time"></td>';
   row.querySelector('.sym').textContent = symbol;
-  entry = { row, price: null, time: 0, stale: false, points: [], open: null };
+  entry = { row, price: null, time: 0, stale: false, points: [], open: null, update: null };
   prices.set(symbol, entry);
   // Rows stay sorted by symbol, and there is exactly one per symbol whatever the stream resends.
   const rows = $('price-rows');
@@ -350,15 +350,22 @@ function sparkline(symbol, points) {
   return svg;
 }
 
+/** A message of this tab's own stream: its sequence number is checked, then it is shown (and shared). */
 function applyPrice(update) {
-  if (!update.symbol || !update.price) return;
   const sequence = BigInt(update.sequence || '0');
   // Sequence numbers count 1, 2, 3… within a stream; anything else means a lost or repeated message.
   if (sequence !== streamSequence + 1n) {
     throw new ConnectError('data_loss', `stream sequence ${sequence} after ${streamSequence}`);
   }
   streamSequence = sequence;
+  showPrice(update);
+  if (sharing.channel) sharing.channel.postMessage({ type: 'update', update });
+}
+
+function showPrice(update) {
+  if (!update.symbol || !update.price) return;
   const entry = rowFor(update.symbol);
+  entry.update = update;
   const price = decimalFromJSON(update.price);
   const time = Number(update.sourceTimeMs || '0');
   const stale = update.stale === true;  // absent on servers without the flag: not stale
@@ -448,8 +455,55 @@ const priceStream = new LiveStream(
       priceStream.controller.abort();
     }
   },
-  showConnection,
+  (state, detail = {}) => {
+    showConnection(state, detail);
+    if (sharing.channel) {
+      const { attempt, waiting, until } = detail;
+      sharing.channel.postMessage({ type: 'state', state, detail: { attempt, waiting, until } });
+    }
+  },
 );
+
+// One price stream per browser, not per tab: browsers allow 6 HTTP/1.1 connections per origin across all tabs,
+// and every tab streaming its own copy of the same prices would use them up. The tab holding the Web Lock
+// streams and shares each update and state over a BroadcastChannel; the others show what it shares, and the
+// next one takes over (with a fresh snapshot from the server) when it closes. Without those APIs (an insecure
+// origin, an old browser), each tab streams for itself.
+const sharing = {
+  channel: null,
+  leader: false,
+};
+
+function startPrices() {
+  if (!('BroadcastChannel' in window) || !navigator.locks) {
+    priceStream.start();
+    return;
+  }
+  sharing.channel = new BroadcastChannel('coinwatch.prices');
+  sharing.channel.onmessage = (event) => {
+    const message = event.data || {};
+    if (message.type === 'retry' && sharing.leader) {
+      priceStream.retryNow();
+    } else if (message.type === 'hello' && sharing.leader) {
+      // A new tab: everything it needs to catch up, then live updates as they come.
+      const updates = [...prices.values()].map((entry) => entry.update).filter(Boolean);
+      sharing.channel.postMessage({ type: 'snapshot', updates, state: $('connection').dataset.state });
+    } else if (!sharing.leader && message.type === 'update') {
+      showPrice(message.update);
+    } else if (!sharing.leader && message.type === 'snapshot') {
+      message.updates.forEach(showPrice);
+      if (message.state) showConnection(message.state);
+    } else if (!sharing.leader && message.type === 'state') {
+      showConnection(message.state, message.detail);
+    }
+  };
+  sharing.channel.postMessage({ type: 'hello' });
+  navigator.locks.request('coinwatch.prices', () => {
+    sharing.leader = true;
+    priceStream.start();
+    return new Promise(() => {});  // held while this tab lives
+  });
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // The device panel: thresholds saved with expected_version, and alerts as they fire
@@ -690,13 +744,16 @@ function setUp() {
     if (current === undefined) return;
     save(BigInt((current && current.version) || '0'));
   });
-  $('retry').addEventListener('click', () => priceStream.retryNow());
+  $('retry').addEventListener('click', () => {
+    priceStream.retryNow();
+    if (sharing.channel && !sharing.leader) sharing.channel.postMessage({ type: 'retry' });
+  });
   const match = /device=([^&]+)/.exec(location.hash);
   if (match) {
     $('device-id').value = decodeURIComponent(match[1]);
     openDevice($('device-id').value);
   }
-  priceStream.start();
+  startPrices();
 }
 
 setUp();
