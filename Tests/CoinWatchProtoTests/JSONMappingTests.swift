@@ -212,3 +212,20 @@ struct JSONMappingTests {
         }
     }
 }
+
+@Suite("JSON documents")
+struct JSONDocumentTests {
+    @Test("any JSON document parses with numbers kept as written")
+    func documents() throws {
+        let text = #"{"e":"trade","p":"64250.50","q":0.00012000,"list":[true,false,null,-1e-3],"e":"last"}"#
+        let value = try Array(text.utf8).withUnsafeBytes { try JSONValue(parsing: $0) }
+        #expect(value["e"] == .string("last"))
+        #expect(value["q"] == .number("0.00012000"))
+        #expect(value["list"] == .array([.bool(true), .bool(false), .null, .number("-1e-3")]))
+        #expect(value["missing"] == nil)
+        #expect(JSONValue.string("x")["e"] == nil)
+        #expect(throws: JSONDecodingError.self) {
+            try Array("[[[1]]]".utf8).withUnsafeBytes { try JSONValue(parsing: $0, maxDepth: 2) }
+        }
+    }
+}

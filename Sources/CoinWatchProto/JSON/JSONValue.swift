@@ -35,3 +35,17 @@ public struct JSONMember: Sendable, Hashable {
         self.value = value
     }
 }
+
+extension JSONValue {
+    /// Parses one untrusted JSON document (RFC 8259, UTF-8), numbers kept as text; for JSON that is not a
+    /// message (a feed's trade line, say), so every JSON reader of the project is this one.
+    public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = 64) throws(JSONDecodingError) {
+        self = try JSONParser.parse(bytes, maxDepth: maxDepth)
+    }
+
+    /// The value of the last member named `key` of an object; nil for other values or a missing key.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.last { $0.key == key }?.value
+    }
+}
