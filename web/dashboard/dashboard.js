@@ -98,10 +98,9 @@ class ConnectError extends Error {
   }
 }
 
-const HTTP_TO_CODE = { 400: 'invalid_argument', 401: 'unauthenticated', 403: 'permission_denied', 404: 'unimplemented',
-  408: 'deadline_exceeded', 409: 'aborted', 412: 'failed_precondition', 413: 'resource_exhausted',
-  415: 'internal', 429: 'unavailable', 431: 'resource_exhausted', 502: 'unavailable', 503: 'unavailable',
-  504: 'unavailable' };
+// The code of an error answer without a Connect body (a proxy's, say): the specification's HTTP-to-code table.
+const HTTP_TO_CODE = { 400: 'internal', 401: 'unauthenticated', 403: 'permission_denied', 404: 'unimplemented',
+  429: 'unavailable', 502: 'unavailable', 503: 'unavailable', 504: 'unavailable' };
 
 function headers(contentType, timeoutMs) {
   const h = { 'Content-Type': contentType, 'Connect-Protocol-Version': '1' };
