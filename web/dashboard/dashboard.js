@@ -206,7 +206,8 @@ class LiveStream {
     this.wake = null;
     this.stopped = false;
     this.lastState = null;
-    window.addEventListener('online', () => this.retryNow());
+    this.onOnline = () => this.retryNow();
+    window.addEventListener('online', this.onOnline);
   }
 
   start() {
@@ -215,6 +216,7 @@ class LiveStream {
 
   stop() {
     this.stopped = true;
+    window.removeEventListener('online', this.onOnline);
     if (this.controller) this.controller.abort();
     if (this.wake) this.wake();
     this.onState('stopped');
