@@ -9,9 +9,7 @@ final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, 
     let connection: Connection
     let phase: Phase
     private var parser = ConnectResponseParser()
-    private var histogram = LatencyHistogram(capacity: 1 << 12)
-    private var lastSequence: UInt64 = 0
-    private var gaps = 0
+    private var deliveries = DeliveryRecorder()
     private var failed = false
 
     init(connection: Connection, phase: Phase) {
@@ -41,7 +39,7 @@ final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, 
                 if flags & 0x02 != 0 {
                     failed = phase.current != .stopping
                 } else {
-                    received(message)
+                    deliveries.record(message, measuring: phase.current == .measuring)
                 }
             }
         } catch {
@@ -54,20 +52,7 @@ final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, 
         if phase.current != .stopping { failed = true }
     }
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
-        guard let update = PriceUpdateFields(bytes) else { return }
-        if lastSequence != 0 && update.sequence != lastSequence + 1 { gaps += 1 }
-        lastSequence = update.sequence
-        guard phase.current == .measuring, update.scale <= 12 else { return }
-        var mantissa = update.mantissa
-        for _ in 0..<(12 - Int(update.scale)) { mantissa *= 10 }
-        guard mantissa >= 1_000_000_000_000_000 else { return }
-        let sent = UInt64(mantissa - 1_000_000_000_000_000)
-        let now = nowNanos() % 1_000_000_000_000
-        if now >= sent { histogram.record(nanoseconds: now - sent) }
-    }
-
-    func collect() -> (LatencyHistogram, Int, Bool) { (histogram, gaps, failed) }
+    func collect() -> (LatencyHistogram, Int, Bool) { (deliveries.histogram, deliveries.gaps, failed) }
 
     var eventLoop: EventLoop { connection.eventLoop }
 

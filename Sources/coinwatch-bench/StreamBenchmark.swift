@@ -172,9 +172,7 @@ final class StreamSubscriber: BenchStreamSubscriber, @unchecked Sendable {
     // (stream callbacks and `collect` run there).
     let connection: RPCClientConnection
     let phase: Phase
-    private var histogram = LatencyHistogram(capacity: 1 << 12)
-    private var lastSequence: UInt64 = 0
-    private var gaps = 0
+    private var deliveries = DeliveryRecorder()
     private var failed = false
 
     init(connection: RPCClientConnection, phase: Phase) {
@@ -185,16 +183,31 @@ final class StreamSubscriber: BenchStreamSubscriber, @unchecked Sendable {
     func start(request: [UInt8]) {
         connection.startRawStream(
             method: V1.CoinWatch.streamPrices.path, payload: request,
-            onMessage: { [self] bytes in received(bytes) },
+            onMessage: { [self] bytes in deliveries.record(bytes, measuring: phase.current == .measuring) },
             onEnd: { [self] error in if error != nil { failed = true } })
     }
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
+    func collect() -> (LatencyHistogram, Int, Bool) { (deliveries.histogram, deliveries.gaps, failed) }
+
+    var eventLoop: EventLoop { connection.eventLoop }
+
+    /// Closing the connection ends its streams.
+    func stop() {}
+}
+
+/// What a subscriber counts of its deliveries, whatever the transport: sequence gaps, and while measuring the
+/// publish-to-receive latency the price carries (see `TickPublisher`).
+struct DeliveryRecorder {
+    private(set) var histogram = LatencyHistogram(capacity: 1 << 12)
+    private(set) var gaps = 0
+    private var lastSequence: UInt64 = 0
+
+    mutating func record(_ bytes: UnsafeRawBufferPointer, measuring: Bool) {
         guard let update = PriceUpdateFields(bytes) else { return }
         if lastSequence != 0 && update.sequence != lastSequence + 1 { gaps += 1 }
         lastSequence = update.sequence
         // Prices arrive canonical (trailing zeros dropped): bring them back to scale 12.
-        guard phase.current == .measuring, update.scale <= 12 else { return }
+        guard measuring, update.scale <= 12 else { return }
         var mantissa = update.mantissa
         for _ in 0..<(12 - Int(update.scale)) { mantissa *= 10 }
         guard mantissa >= 1_000_000_000_000_000 else { return }
@@ -202,13 +215,6 @@ final class StreamSubscriber: BenchStreamSubscriber, @unchecked Sendable {
         let now = nowNanos() % 1_000_000_000_000
         if now >= sent { histogram.record(nanoseconds: now - sent) }
     }
-
-    func collect() -> (LatencyHistogram, Int, Bool) { (histogram, gaps, failed) }
-
-    var eventLoop: EventLoop { connection.eventLoop }
-
-    /// Closing the connection ends its streams.
-    func stop() {}
 }
 
 /// The fields the benchmark needs from a `PriceUpdate` (price and sequence), read in place.

@@ -88,6 +88,20 @@ def png_is_blank(data, minimum_distinct_rows=20):
     return len(rows) < minimum_distinct_rows
 
 
+# Records every connection state the page shows (consecutive repeats merged) in window.__states, since a state
+# may last less than one poll (a scripted stream that ends at once is "live" for milliseconds).
+STATE_RECORDER = """
+window.__states = [];
+document.addEventListener('DOMContentLoaded', () => {
+  const element = document.getElementById('connection');
+  new MutationObserver(() => {
+    const state = element.dataset.state;
+    if (window.__states[window.__states.length - 1] !== state) window.__states.push(state);
+  }).observe(element, { attributes: true, attributeFilter: ['data-state'] });
+});
+"""
+
+
 def wait_for(predicate, timeout_s, what, page):
     """Polls `predicate` every 100 ms until true; fails naming `what` after `timeout_s`."""
     for _ in range(int(timeout_s * 10)):

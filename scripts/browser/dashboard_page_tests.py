@@ -11,8 +11,8 @@ import json
 import os
 import sys
 
-from browser_support import (CHROMIUM, ROOT, Runner, end_stream, envelope, json_message, pb, png_is_blank, price,
-                             wait_for)
+from browser_support import (CHROMIUM, ROOT, STATE_RECORDER, Runner, end_stream, envelope, json_message, pb,
+                             png_is_blank, price, wait_for)
 from playwright.sync_api import sync_playwright
 
 ORIGIN = "http://dashboard.test"
@@ -68,18 +68,6 @@ def unary(message):
 
 def error(status, code, text=""):
     return (status, "application/json", json.dumps({"code": code, "message": text}).encode())
-
-
-STATE_RECORDER = """
-window.__states = [];
-document.addEventListener('DOMContentLoaded', () => {
-  const element = document.getElementById('connection');
-  new MutationObserver(() => {
-    const state = element.dataset.state;
-    if (window.__states[window.__states.length - 1] !== state) window.__states.push(state);
-  }).observe(element, { attributes: true, attributeFilter: ['data-state'] });
-});
-"""
 
 
 def states(page):

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from browser_support import CHROMIUM, ROOT, Runner, png_is_blank, wait_for
+from browser_support import CHROMIUM, ROOT, STATE_RECORDER, Runner, png_is_blank, wait_for
 from playwright.sync_api import sync_playwright
 
 DEVICE = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
@@ -68,17 +68,6 @@ def cli(binary, port, *arguments):
     assert result.returncode == 0, f"coinwatch {' '.join(arguments)}: {result.stderr}"
     return result.stdout
 
-
-STATE_RECORDER = """
-window.__states = [];
-document.addEventListener('DOMContentLoaded', () => {
-  const element = document.getElementById('connection');
-  new MutationObserver(() => {
-    const state = element.dataset.state;
-    if (window.__states[window.__states.length - 1] !== state) window.__states.push(state);
-  }).observe(element, { attributes: true, attributeFilter: ['data-state'] });
-});
-"""
 
 
 def run(daemon, coinwatch, browser, artifacts, runner):

@@ -42,12 +42,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DIRECTION_BELOW`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DIRECTION_UNSPECIFIED"
-            case 1: "DIRECTION_ABOVE"
-            case 2: "DIRECTION_BELOW"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -705,12 +700,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `NOT_SERVING`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "UNKNOWN"
-                case 1: "SERVING"
-                case 2: "NOT_SERVING"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 
