@@ -189,7 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchConnectTests",
-            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC"],
+            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

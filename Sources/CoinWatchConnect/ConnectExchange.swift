@@ -13,6 +13,12 @@ public protocol ConnectHTTPResponder: AnyObject {
     func stream(_ bytes: [UInt8])
     /// The end of a streamed body.
     func finish()
+    /// Whether more may be written now without piling output up (HTTP/1.1: the connection is under its high
+    /// watermark; HTTP/2: the stream's window is open too). When it turns true again after false, the HTTP
+    /// layer calls `ConnectCallSink.becameWritable()`.
+    var isWritable: Bool { get }
+    /// Bytes written and not yet taken by the peer.
+    var queuedBytes: Int { get }
 }
 
 /// The Connect side of one call: turns what the dispatcher produces (a refusal, a unary answer, stream messages,

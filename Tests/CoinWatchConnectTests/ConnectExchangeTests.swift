@@ -31,6 +31,8 @@ struct ConnectExchangeTests {
         }
 
         func finish() { events.append("finish") }
+        var isWritable = true
+        var queuedBytes = 0
 
         var contentType: String? { headers.first { $0.name == "Content-Type" }?.value }
         var text: String { String(decoding: body, as: UTF8.self) }
