@@ -61,12 +61,12 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchProto",
-            dependencies: ["CCoinWatchProto"],
+            dependencies: ["CCoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchStore",
-            dependencies: ["CLevelDB", "CCoinWatchSystem"],
+            dependencies: ["CLevelDB", "CCoinWatchSystem", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -81,13 +81,13 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchModel",
-            dependencies: ["CoinWatchProto"],
+            dependencies: ["CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         .target(
             name: "CoinWatchAlertEngine",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchCore"],
             swiftSettings: hotPathSettings
         ),
 

@@ -1,3 +1,4 @@
+public import CoinWatchCore
 import CoinWatchCommandLine
 public import CoinWatchRPC
 
@@ -7,54 +8,35 @@ import Glibc
 
 /// Everything a command can fail with, reduced to what the user needs: a kind that picks the exit
 /// status and a one-line message. The runner prints it; no failure ever reaches the user as a trace.
-public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct CLIError: CoinWatchError {
     /// What kind of failure, which decides the exit status.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case rpc, unreachable, usage
-            case signal(Int32)
+    public struct Code: ErrorCode {
+        public let name: String
+        /// The process's exit status for this kind.
+        public let exitStatus: Int32
+        /// The signal that stopped the command, if one did.
+        public let signal: Int32?
+
+        private init(_ name: String, exitStatus: Int32, signal: Int32? = nil) {
+            self.name = name
+            self.exitStatus = exitStatus
+            self.signal = signal
         }
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
-        }
+        public var description: String { name }
 
         /// The server answered a call with an error.
-        public static let rpc = Code(.rpc)
+        public static let rpc = Code("rpc", exitStatus: ExitStatus.rpcError)
         /// The server could not be reached.
-        public static let unreachable = Code(.unreachable)
+        public static let unreachable = Code("unreachable", exitStatus: ExitStatus.unreachable)
         /// The command line was wrong; the message is followed by the command's usage.
-        public static let usage = Code(.usage)
+        public static let usage = Code("usage", exitStatus: ExitStatus.usage)
         /// The user pressed Ctrl-C.
-        public static let interrupted = Code(.signal(SIGINT))
+        public static let interrupted = Code.signal(SIGINT)
 
         /// Stopped by a signal (SIGINT, SIGTERM, SIGHUP): exits with 128 + the signal, as shells report it.
-        public static func signal(_ number: Int32) -> Code { Code(.signal(number)) }
-
-        public var exitStatus: Int32 {
-            switch value {
-            case .rpc: ExitStatus.rpcError
-            case .unreachable: ExitStatus.unreachable
-            case .usage: ExitStatus.usage
-            case .signal(let number): 128 + number
-            }
-        }
-
-        /// The signal that stopped the command, if one did.
-        public var signal: Int32? {
-            if case .signal(let number) = value { return number }
-            return nil
-        }
-
-        public var description: String {
-            switch value {
-            case .rpc: "rpc"
-            case .unreachable: "unreachable"
-            case .usage: "usage"
-            case .signal(let number): "signal \(number)"
-            }
+        public static func signal(_ number: Int32) -> Code {
+            Code("signal \(number)", exitStatus: 128 + number, signal: number)
         }
     }
 

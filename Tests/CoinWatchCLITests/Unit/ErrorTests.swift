@@ -17,6 +17,16 @@ struct ErrorTests {
         #expect(CLIError.stopped(by: SIGTERM).code.exitStatus == 143)
     }
 
+    @Test("codes name their kind; a signal's code carries the signal")
+    func codes() {
+        #expect(CLIError.Code.rpc.name == "rpc")
+        #expect(CLIError.Code.usage.description == "usage")
+        #expect(CLIError.Code.interrupted == .signal(SIGINT))
+        #expect(CLIError.Code.signal(SIGTERM).name == "signal \(SIGTERM)")
+        #expect(CLIError.Code.signal(SIGHUP).signal == SIGHUP)
+        #expect(CLIError.Code.unreachable.signal == nil)
+    }
+
     @Test("RPC errors read CODE: message")
     func rpcMessage() {
         let error = CLIError(RPCError(code: .notFound, message: "no settings for device 'x'"))
