@@ -134,7 +134,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatch",
-            dependencies: ["CoinWatchCLI"],
+            dependencies: ["CoinWatchCLI", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
