@@ -38,10 +38,15 @@ public struct StoreError: CoinWatchError {
     public var code: Code
     /// A human-readable explanation; for failures reported by LevelDB it contains LevelDB's message verbatim.
     public var message: String
+    /// The file system is full or the quota is used up (`ENOSPC`, `EDQUOT`): retrying soon will not help. Set where
+    /// the failure is classified (LevelDB's status, the journal's errno) and kept by errors that wrap it, so callers
+    /// branch on it instead of reading the message.
+    public var isDiskFull: Bool
 
-    public init(code: Code, message: String) {
+    public init(code: Code, message: String, isDiskFull: Bool = false) {
         self.code = code
         self.message = message
+        self.isDiskFull = isDiskFull
     }
 
     public var description: String {
