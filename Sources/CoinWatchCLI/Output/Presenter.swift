@@ -18,8 +18,8 @@ public enum Presenter {
             let rule = settings.rules[symbol]!
             table.append([
                 symbol,
-                DecimalText.threshold(rule.below)?.description ?? "-",
-                DecimalText.threshold(rule.above)?.description ?? "-",
+                DecimalDisplay.threshold(rule.below)?.description ?? "-",
+                DecimalDisplay.threshold(rule.above)?.description ?? "-",
             ])
         }
         return out + "\n" + table.render()
@@ -34,8 +34,8 @@ public enum Presenter {
         for symbol in settings.rules.keys.sorted() {
             let rule = settings.rules[symbol]!
             var entry = JSONObject()
-            entry.decimal("below", DecimalText.threshold(rule.below))
-            entry.decimal("above", DecimalText.threshold(rule.above))
+            entry.decimal("below", DecimalDisplay.threshold(rule.below))
+            entry.decimal("above", DecimalDisplay.threshold(rule.above))
             rules.object(symbol, entry)
         }
         object.object("rules", rules)
@@ -59,7 +59,7 @@ public enum Presenter {
         guard !ticks.isEmpty else { return "no prices\n" }
         var table = TextTable(headers: ["SYMBOL", "PRICE", "TIME"], alignments: [.left, .decimal, .left])
         for tick in ticks {
-            table.append([tick.symbol, DecimalText.text(tick.price) ?? "-", TimeText.iso8601(milliseconds: tick.timeMs)])
+            table.append([tick.symbol, DecimalDisplay.text(tick.price) ?? "-", TimeText.iso8601(milliseconds: tick.timeMs)])
         }
         return table.render()
     }
@@ -67,7 +67,7 @@ public enum Presenter {
     public static func tickJSON(_ tick: V1.Tick) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", tick.symbol)
-        object.raw("price", DecimalText.json(tick.price))
+        object.raw("price", DecimalDisplay.json(tick.price))
         object.integer("time_ms", tick.timeMs)
         return object
     }
@@ -92,14 +92,14 @@ public enum Presenter {
 
     /// `BTC 64250.5 seq=12 time=2024-05-01T12:00:00.123Z`: one line per update, for pipes.
     public static func updateLine(_ update: V1.PriceUpdate) -> String {
-        "\(update.symbol) \(DecimalText.text(update.price) ?? "-") seq=\(update.sequence)"
+        "\(update.symbol) \(DecimalDisplay.text(update.price) ?? "-") seq=\(update.sequence)"
             + " time=\(TimeText.iso8601(milliseconds: update.sourceTimeMs))"
     }
 
     public static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", update.symbol)
-        object.raw("price", DecimalText.json(update.price))
+        object.raw("price", DecimalDisplay.json(update.price))
         object.integer("source_time_ms", update.sourceTimeMs)
         object.integer("sequence", update.sequence)
         return object
@@ -118,7 +118,7 @@ public enum Presenter {
     public static func alertLine(_ alert: V1.Alert) -> String {
         let arrow = alert.direction == .above ? "▲" : alert.direction == .below ? "▼" : "?"
         return "\(TimeText.iso8601(milliseconds: alert.timeMs))  \(alert.symbol)  \(arrow) \(directionName(alert.direction))"
-            + " \(DecimalText.text(alert.threshold) ?? "-")  price \(DecimalText.text(alert.price) ?? "-")  id=\(alert.id)"
+            + " \(DecimalDisplay.text(alert.threshold) ?? "-")  price \(DecimalDisplay.text(alert.price) ?? "-")  id=\(alert.id)"
     }
 
     public static func alertJSON(_ alert: V1.Alert) -> JSONObject {
@@ -127,8 +127,8 @@ public enum Presenter {
         object.string("device_id", alert.deviceID)
         object.string("symbol", alert.symbol)
         object.string("direction", directionName(alert.direction))
-        object.raw("threshold", DecimalText.json(alert.threshold))
-        object.raw("price", DecimalText.json(alert.price))
+        object.raw("threshold", DecimalDisplay.json(alert.threshold))
+        object.raw("price", DecimalDisplay.json(alert.price))
         object.integer("time_ms", alert.timeMs)
         object.string("idempotency_key", alert.idempotencyKey)
         object.string("push_interest", alert.pushInterest)
