@@ -137,10 +137,15 @@ let package = Package(
             dependencies: ["CoinWatchCLI", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "CoinWatchAlertBench",
+            dependencies: ["CoinWatchAlertEngine", "CoinWatchModel", "CoinWatchCore"],
+            swiftSettings: hotPathSettings
+        ),
         .executableTarget(
             name: "coinwatch-bench",
             dependencies: [
-                "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
                 "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
@@ -185,6 +190,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchAlertEngineTests",
             dependencies: ["CoinWatchAlertEngine", "CoinWatchModel"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchAlertBenchTests",
+            dependencies: ["CoinWatchAlertBench"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
