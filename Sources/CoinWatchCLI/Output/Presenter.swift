@@ -1,14 +1,14 @@
 import CoinWatchModel
-public import CoinWatchProto
+import CoinWatchProto
 
 /// How each result reads, as text for people and as `--json` objects for scripts.
 ///
 /// The JSON field names here are the stable interface documented in `coinwatch --help`: change them
 /// only with that text (and its golden test).
-public enum Presenter {
+enum Presenter {
     // MARK: Settings
 
-    public static func settingsText(_ settings: V1.Settings) -> String {
+    static func settingsText(_ settings: V1.Settings) -> String {
         var out = "device   \(settings.deviceID)\n"
         out += "version  \(settings.version)\n"
         out += "updated  \(TimeText.iso8601(milliseconds: settings.updatedAtMs))\n"
@@ -25,7 +25,7 @@ public enum Presenter {
         return out + "\n" + table.render()
     }
 
-    public static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
+    static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
         var object = JSONObject()
         object.string("device_id", settings.deviceID)
         object.integer("version", settings.version)
@@ -42,11 +42,11 @@ public enum Presenter {
         return object
     }
 
-    public static func deletedText(device: String, existed: Bool) -> String {
+    static func deletedText(device: String, existed: Bool) -> String {
         existed ? "deleted the settings of device '\(device)'\n" : "device '\(device)' had no settings\n"
     }
 
-    public static func deletedJSON(device: String, existed: Bool) -> JSONObject {
+    static func deletedJSON(device: String, existed: Bool) -> JSONObject {
         var object = JSONObject()
         object.string("device_id", device)
         object.bool("existed", existed)
@@ -55,7 +55,7 @@ public enum Presenter {
 
     // MARK: Prices
 
-    public static func pricesText(_ ticks: [V1.Tick]) -> String {
+    static func pricesText(_ ticks: [V1.Tick]) -> String {
         guard !ticks.isEmpty else { return "no prices\n" }
         var table = TextTable(headers: ["SYMBOL", "PRICE", "TIME"], alignments: [.left, .decimal, .left])
         for tick in ticks {
@@ -64,7 +64,7 @@ public enum Presenter {
         return table.render()
     }
 
-    public static func tickJSON(_ tick: V1.Tick) -> JSONObject {
+    static func tickJSON(_ tick: V1.Tick) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", tick.symbol)
         object.raw("price", DecimalDisplay.json(tick.price))
@@ -72,17 +72,17 @@ public enum Presenter {
         return object
     }
 
-    public static func pricesJSON(_ ticks: [V1.Tick]) -> JSONObject {
+    static func pricesJSON(_ ticks: [V1.Tick]) -> JSONObject {
         var object = JSONObject()
         object.array("prices", ticks.map(tickJSON))
         return object
     }
 
-    public static func publishedText(accepted: UInt32) -> String {
+    static func publishedText(accepted: UInt32) -> String {
         "accepted \(accepted) tick\(accepted == 1 ? "" : "s")\n"
     }
 
-    public static func publishedJSON(accepted: UInt32) -> JSONObject {
+    static func publishedJSON(accepted: UInt32) -> JSONObject {
         var object = JSONObject()
         object.integer("accepted", accepted)
         return object
@@ -91,12 +91,12 @@ public enum Presenter {
     // MARK: Streams
 
     /// `BTC 64250.5 seq=12 time=2024-05-01T12:00:00.123Z`: one line per update, for pipes.
-    public static func updateLine(_ update: V1.PriceUpdate) -> String {
+    static func updateLine(_ update: V1.PriceUpdate) -> String {
         "\(update.symbol) \(DecimalDisplay.text(update.price) ?? "-") seq=\(update.sequence)"
             + " time=\(TimeText.iso8601(milliseconds: update.sourceTimeMs))"
     }
 
-    public static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
+    static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", update.symbol)
         object.raw("price", DecimalDisplay.json(update.price))
@@ -115,13 +115,13 @@ public enum Presenter {
     }
 
     /// `2024-05-01T12:00:00.123Z  BTC  ▲ above 70000  price 70010.5  id=…`.
-    public static func alertLine(_ alert: V1.Alert) -> String {
+    static func alertLine(_ alert: V1.Alert) -> String {
         let arrow = alert.direction == .above ? "▲" : alert.direction == .below ? "▼" : "?"
         return "\(TimeText.iso8601(milliseconds: alert.timeMs))  \(alert.symbol)  \(arrow) \(directionName(alert.direction))"
             + " \(DecimalDisplay.text(alert.threshold) ?? "-")  price \(DecimalDisplay.text(alert.price) ?? "-")  id=\(alert.id)"
     }
 
-    public static func alertJSON(_ alert: V1.Alert) -> JSONObject {
+    static func alertJSON(_ alert: V1.Alert) -> JSONObject {
         var object = JSONObject()
         object.string("id", alert.id)
         object.string("device_id", alert.deviceID)
@@ -139,14 +139,14 @@ public enum Presenter {
 
     // MARK: Health
 
-    public static func healthText(
+    static func healthText(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
     ) -> String {
         let server = [serverName, serverVersion].filter { !$0.isEmpty }.joined(separator: " ")
         return "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
     }
 
-    public static func healthJSON(
+    static func healthJSON(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
     ) -> JSONObject {
         var object = JSONObject()

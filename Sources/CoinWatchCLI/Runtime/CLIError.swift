@@ -1,6 +1,6 @@
-public import CoinWatchCore
+import CoinWatchCore
 import CoinWatchCommandLine
-public import CoinWatchRPC
+import CoinWatchRPC
 
 #if canImport(Glibc)
 import Glibc
@@ -8,14 +8,14 @@ import Glibc
 
 /// Everything a command can fail with, reduced to what the user needs: a kind that picks the exit
 /// status and a one-line message. The runner prints it; no failure ever reaches the user as a trace.
-public struct CLIError: CoinWatchError {
+struct CLIError: CoinWatchError {
     /// What kind of failure, which decides the exit status.
-    public struct Code: ErrorCode {
-        public let name: String
+    struct Code: ErrorCode {
+        let name: String
         /// The process's exit status for this kind.
-        public let exitStatus: Int32
+        let exitStatus: Int32
         /// The signal that stopped the command, if one did.
-        public let signal: Int32?
+        let signal: Int32?
 
         private init(_ name: String, exitStatus: Int32, signal: Int32? = nil) {
             self.name = name
@@ -23,51 +23,51 @@ public struct CLIError: CoinWatchError {
             self.signal = signal
         }
 
-        public var description: String { name }
+        var description: String { name }
 
         /// The server answered a call with an error.
-        public static let rpc = Code("rpc", exitStatus: ExitStatus.rpcError)
+        static let rpc = Code("rpc", exitStatus: ExitStatus.rpcError)
         /// The server could not be reached.
-        public static let unreachable = Code("unreachable", exitStatus: ExitStatus.unreachable)
+        static let unreachable = Code("unreachable", exitStatus: ExitStatus.unreachable)
         /// The command line was wrong; the message is followed by the command's usage.
-        public static let usage = Code("usage", exitStatus: ExitStatus.usage)
+        static let usage = Code("usage", exitStatus: ExitStatus.usage)
         /// The user pressed Ctrl-C.
-        public static let interrupted = Code.signal(SIGINT)
+        static let interrupted = Code.signal(SIGINT)
 
         /// Stopped by a signal (SIGINT, SIGTERM, SIGHUP): exits with 128 + the signal, as shells report it.
-        public static func signal(_ number: Int32) -> Code {
+        static func signal(_ number: Int32) -> Code {
             Code("signal \(number)", exitStatus: 128 + number, signal: number)
         }
     }
 
-    public let code: Code
+    let code: Code
     /// One line for a person, without the `error: ` prefix.
-    public let message: String
+    let message: String
     /// For usage errors: the usage of the command that was mistyped, printed after the message.
-    public let usage: String?
+    let usage: String?
 
-    public init(code: Code, message: String, usage: String? = nil) {
+    init(code: Code, message: String, usage: String? = nil) {
         self.code = code
         self.message = message
         self.usage = usage
     }
 
-    public var description: String { message }
+    var description: String { message }
 
     /// A usage error with the usage of the command it concerns.
-    public static func usage(_ message: String, _ usage: String) -> CLIError {
+    static func usage(_ message: String, _ usage: String) -> CLIError {
         CLIError(code: .usage, message: message, usage: usage)
     }
 
-    public static let interrupted = CLIError(code: .interrupted, message: "interrupted")
+    static let interrupted = CLIError(code: .interrupted, message: "interrupted")
 
     /// Stopped by `signal`; Ctrl-C (SIGINT) reads as "interrupted".
-    public static func stopped(by signal: Int32) -> CLIError {
+    static func stopped(by signal: Int32) -> CLIError {
         signal == SIGINT ? .interrupted : CLIError(code: .signal(signal), message: "stopped by signal \(signal)")
     }
 
     /// An error a call failed with: `NOT_FOUND: no settings for device 'x'`.
-    public init(_ error: RPCError) {
+    init(_ error: RPCError) {
         self.init(code: .rpc, message: "\(error.code): \(error.message)")
     }
 
@@ -76,7 +76,7 @@ public struct CLIError: CoinWatchError {
     /// The client's UNAVAILABLE message reads `cannot connect to ADDR: connect failed: Connection refused
     /// (errno 111) [ADDR]`; the reason is lifted out of it so the line stays short, falling back to the
     /// whole message for shapes it does not recognise (a failed handshake, say).
-    public static func unreachable(address: String, _ error: RPCError) -> CLIError {
+    static func unreachable(address: String, _ error: RPCError) -> CLIError {
         CLIError(
             code: .unreachable,
             message: "cannot reach coinwatchd at \(address): \(connectFailureReason(error.message))"
