@@ -99,7 +99,7 @@ struct ErrorTests {
             "BTC": V1.AlertRule(below: V1.Decimal(mantissa: 60000, scale: 0), above: V1.Decimal(mantissa: 700005, scale: 1)),
             "NOPE": V1.AlertRule(above: V1.Decimal(mantissa: 1, scale: 0)),
         ])
-        let prices = [V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 6425055, scale: 2))]
+        let prices = [V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 6_425_055, scale: 2))]
         #expect(Presenter.alertsWaitingText(device: "phone-1", rules: .success((settings, prices)), inShell: false) == """
             waiting for alerts of device phone-1 (Ctrl-C stops); its rules:
               SYMBOL  BELOW    ABOVE       NOW
