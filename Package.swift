@@ -3,12 +3,20 @@
 // CoinWatch: price-alert settings in LevelDB, live crypto prices and threshold
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
-// Layers, bottom to top (each depends only on the ones below it):
+// Layers, bottom to top (each depends only on the ones below it; docs/ARCHITECTURE.md draws the graph and
+// scripts/check-imports keeps the dependencies below equal to what the code imports):
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
+//   base         CoinWatchCore (Duration units, the clocks, the error shape)
+//   values/wire  CoinWatchProto (messages, Varint, ProtobufCursor), CoinWatchModel (on Proto), CoinWatchStore,
+//                CoinWatchLogging, CoinWatchTLS, CoinWatchCommandLine
+//   engine       CoinWatchAlertEngine
 //   runtime      CoinWatchRPC (epoll event loops, framing, calls)
 //   service      CoinWatchService, CoinWatchClient
+//   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
+//                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
+//   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
+//   fuzz         FuzzConnection, FuzzMessages (Fuzz/, declared only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
