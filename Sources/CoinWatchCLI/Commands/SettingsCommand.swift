@@ -46,8 +46,8 @@ enum SettingsCommand {
 
         /// The rule to store given the current one: thresholds not given keep their value; zero is off.
         func merged(with current: V1.AlertRule?) -> (below: ExactDecimal?, above: ExactDecimal?) {
-            let below = self.below ?? DecimalText.threshold(current?.below)
-            let above = self.above ?? DecimalText.threshold(current?.above)
+            let below = self.below ?? DecimalDisplay.threshold(current?.below)
+            let above = self.above ?? DecimalDisplay.threshold(current?.above)
             return (below.flatMap { $0.isZero ? nil : $0 }, above.flatMap { $0.isZero ? nil : $0 })
         }
     }
