@@ -211,7 +211,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

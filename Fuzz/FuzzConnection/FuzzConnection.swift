@@ -1,3 +1,4 @@
+import CoinWatchLogging
 import CoinWatchProto
 import Dispatch
 import Synchronization
