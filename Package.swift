@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
