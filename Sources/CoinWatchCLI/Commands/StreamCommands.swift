@@ -1,5 +1,6 @@
 import CoinWatchClient
 import CoinWatchCommandLine
+import CoinWatchCore
 import CoinWatchProto
 import CoinWatchRPC
 
@@ -86,8 +87,7 @@ enum StreamCommands {
             switch state {
             case .waiting(let retryAt, let attempt, let reason):
                 if state != reported {
-                    let (seconds, attoseconds) = (retryAt - .now).components
-                    let delay = Duration.milliseconds(max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                    let delay = Duration.milliseconds(max(0, (retryAt - .now).inMilliseconds))
                     context.err.line(
                         "connection lost (\(reason)); reconnecting in \(DurationText.format(delay)) (attempt \(attempt))")
                     reported = state

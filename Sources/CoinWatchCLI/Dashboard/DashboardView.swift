@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Draws a `DashboardModel` as the lines of one screen.
 ///
 /// Pure: the same model, moment and size give the same lines, which is what the tests check. Lines
@@ -127,9 +129,8 @@ public enum DashboardView {
         return "\(tenths / 10).\(tenths % 10)/s"
     }
 
+    /// Whole nanoseconds of `duration`, 0 when it is negative.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        UInt64(max(0, duration.inNanoseconds))
     }
 }

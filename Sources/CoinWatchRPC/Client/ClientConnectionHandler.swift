@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchProto
 import Synchronization
 
@@ -76,7 +77,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         var call = Call(pending: pending, deadline: nil)
         var timeoutMs: UInt64 = 0
         if let timeout {
-            timeoutMs = UInt64(max(1, ServerConnection.nanoseconds(timeout) / 1_000_000))
+            timeoutMs = UInt64(max(1, timeout.inMilliseconds))
             call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.expire(id: id, timeoutMs: timeoutMs)
             }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 
@@ -10,7 +11,7 @@ extension ServerConnection {
                  "Ping payload of \(ping.payload.count) bytes exceeds the limit of \(RPCProtocol.maxPingPayload) bytes")
             return
         }
-        let now = Sys.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         let elapsed = Double(now - pingRefillNanos) / 1e9
         pingRefillNanos = now
         pingTokens = min(Double(configuration.pingBurst), pingTokens + elapsed * configuration.pingsPerSecond)
@@ -30,16 +31,16 @@ extension ServerConnection {
     /// still silent then gets `GoAway` and is closed.
     func scheduleIdleCheck() {
         guard configuration.idleTimeout > .zero else { return }
-        let timeoutNanos = Self.nanoseconds(configuration.idleTimeout)
-        let remaining = max(Int64(1_000_000), lastFrameNanos + timeoutNanos - Sys.monotonicNanoseconds())
+        let timeoutNanos = configuration.idleTimeout.inNanoseconds
+        let remaining = max(Int64(1_000_000), lastFrameNanos + timeoutNanos - MonotonicClock.nanoseconds())
         idleTimer = eventLoop.scheduleTimer(afterNanoseconds: remaining) { [unowned self] in
             self.idleTimer = nil
             guard self.state == .ready || self.state == .draining else { return }
-            if Sys.monotonicNanoseconds() - self.lastFrameNanos >= timeoutNanos {
+            if MonotonicClock.nanoseconds() - self.lastFrameNanos >= timeoutNanos {
                 self.shared.logger.debug("closing idle connection", ["peer": self.peer])
                 // OK: nothing went wrong, the connection was unused (shutdown says UNAVAILABLE, a ping flood
                 // RESOURCE_EXHAUSTED), so a client reconnects when it next needs to.
-                self.sendGoAway(code: .ok, reason: "idle for \(timeoutNanos / 1_000_000) ms")
+                self.sendGoAway(code: .ok, reason: "idle for \(self.configuration.idleTimeout.inMilliseconds) ms")
                 self.terminateCalls(sendEnd: true, reason: RPCError(code: .unavailable, message: "the connection was idle"))
                 self.state = .closed
                 self.connection.close(afterFlush: .seconds(2))

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 import Synchronization
@@ -48,7 +49,7 @@ final class ServerConnection: ConnectionDelegate {
         self.shared = shared
         self.peer = connection.peerAddress() ?? "unknown"
         self.loopTable = shared.table(for: connection.eventLoop)
-        self.lastFrameNanos = Sys.monotonicNanoseconds()
+        self.lastFrameNanos = MonotonicClock.nanoseconds()
         self.pingTokens = Double(shared.configuration.pingBurst)
         self.pingRefillNanos = lastFrameNanos
     }
@@ -62,7 +63,7 @@ final class ServerConnection: ConnectionDelegate {
         // give this object a side table (slow reference counting on every call).
         handshakeTimer = eventLoop.scheduleTimer(after: configuration.handshakeTimeout) { [unowned self] in
             guard self.state == .awaitingHello else { return }
-            self.fail(.deadlineExceeded, "no Hello within \(Self.nanoseconds(self.configuration.handshakeTimeout) / 1_000_000) ms")
+            self.fail(.deadlineExceeded, "no Hello within \(self.configuration.handshakeTimeout.inMilliseconds) ms")
         }
     }
 
@@ -155,7 +156,7 @@ final class ServerConnection: ConnectionDelegate {
                 self.slowConsumerTimer = nil
                 guard !self.connection.isWritable, self.state != .closed else { return }
                 let message = "outbound queue stayed above \(self.configuration.highWatermark) bytes for "
-                    + "\(Self.nanoseconds(self.configuration.slowConsumerTimeout) / 1_000_000) ms; the client is not reading"
+                    + "\(self.configuration.slowConsumerTimeout.inMilliseconds) ms; the client is not reading"
                 self.shared.logger.notice("closing slow consumer", ["peer": self.peer, "queued": "\(self.connection.queuedBytes)"])
                 self.fail(.resourceExhausted, message, flush: false)
             }
@@ -202,10 +203,5 @@ final class ServerConnection: ConnectionDelegate {
         case .goAway: "GoAway"
         case .error: "ConnectionError"
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -39,7 +40,7 @@ public final class SettingsStore: Sendable {
     /// - Throws: `StoreError` with code `.notSupported` when the store was written by a newer schema version,
     ///   `.corruption` when a stored record cannot be read back, or what LevelDB reports.
     public convenience init(database: Database, options: Options = Options()) throws(StoreError) {
-        try self.init(database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds)
+        try self.init(database: database, sink: nil, options: options, clock: WallClock.milliseconds)
     }
 
     /// As `init(database:options:)`, calling `onLoadedRule` with every device's rules as the load reads them (the
@@ -50,7 +51,7 @@ public final class SettingsStore: Sendable {
         onLoadedRule: @escaping (DeviceID, StoredRule) -> Void
     ) throws(StoreError) {
         try self.init(
-            database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds,
+            database: database, sink: nil, options: options, clock: WallClock.milliseconds,
             onLoadedRule: onLoadedRule
         )
     }
@@ -85,11 +86,17 @@ public final class SettingsStore: Sendable {
         self.writer = SettingsWriter(sink: sink ?? journal!, table: table, queue: queue, clock: clock)
 
         writerExited.enter()
+        writerExited.enter()
         let writer = self.writer
         let writerExited = self.writerExited
         NamedThread.start(name: "cw-settings") {
             writer.run()
-            // The journal lives as long as the thread that writes to it.
+            writerExited.leave()
+        }
+        NamedThread.start(name: "cw-settings-sync") {
+            writer.runSync()
+            // The journal lives as long as the threads that write to it; this one finishes last (it answers the
+            // rounds the writer handed over before stopping).
             journal?.close()
             writerExited.leave()
         }
@@ -117,9 +124,5 @@ public final class SettingsStore: Sendable {
         var stats = writer.statistics.withLock { $0 }
         stats.pendingWrites = queue.count
         return stats
-    }
-
-    static let wallClockMilliseconds: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 }
