@@ -1,4 +1,5 @@
 import CoinWatchCore
+import CoinWatchModel
 
 /// Draws a `DashboardModel` as the lines of one screen.
 ///
