@@ -238,7 +238,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics", "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

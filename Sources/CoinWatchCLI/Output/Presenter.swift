@@ -14,16 +14,23 @@ enum Presenter {
         out += "version  \(settings.version)\n"
         out += "updated  \(TimeText.iso8601(milliseconds: settings.updatedAtMs))\n"
         guard !settings.rules.isEmpty else { return out + "rules    none\n" }
-        var table = TextTable(headers: ["SYMBOL", "BELOW", "ABOVE"], alignments: [.left, .decimal, .decimal])
+        return out + "\n" + rulesTable(settings).render()
+    }
+
+    /// The rules of `settings` by symbol, thresholds aligned, `-` for a side that is off; `extra` adds a column.
+    static func rulesTable(_ settings: V1.Settings, extra: (header: String, cell: (String) -> String)? = nil) -> TextTable {
+        var table = TextTable(
+            headers: ["SYMBOL", "BELOW", "ABOVE"] + (extra.map { [$0.header] } ?? []),
+            alignments: [.left, .decimal, .decimal] + (extra == nil ? [] : [.decimal]))
         for symbol in settings.rules.keys.sorted() {
             let rule = settings.rules[symbol]!
             table.append([
                 symbol,
                 DecimalDisplay.threshold(rule.below)?.description ?? "-",
                 DecimalDisplay.threshold(rule.above)?.description ?? "-",
-            ])
+            ] + (extra.map { [$0.cell(symbol)] } ?? []))
         }
-        return out + "\n" + table.render()
+        return table
     }
 
     static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
@@ -132,17 +139,7 @@ enum Presenter {
         case .success(let (settings, prices)) where !settings.rules.isEmpty:
             let out = "waiting for alerts of device \(settings.deviceID) (\(stop)); its rules:\n"
             let now = Dictionary(prices.map { ($0.symbol, $0.price) }, uniquingKeysWith: { first, _ in first })
-            var table = TextTable(
-                headers: ["SYMBOL", "BELOW", "ABOVE", "NOW"], alignments: [.left, .decimal, .decimal, .decimal])
-            for symbol in settings.rules.keys.sorted() {
-                let rule = settings.rules[symbol]!
-                table.append([
-                    symbol,
-                    DecimalDisplay.threshold(rule.below)?.description ?? "-",
-                    DecimalDisplay.threshold(rule.above)?.description ?? "-",
-                    DecimalDisplay.text(now[symbol] ?? nil) ?? "-",
-                ])
-            }
+            let table = rulesTable(settings, extra: ("NOW", { DecimalDisplay.text(now[$0] ?? nil) ?? "-" }))
             var text = out + table.render().split(separator: "\n").map { "  \($0)\n" }.joined()
             let unpriced = settings.rules.keys.filter { (now[$0] ?? nil) == nil }.sorted()
             if !unpriced.isEmpty {
