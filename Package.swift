@@ -71,7 +71,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchTLS",
-            dependencies: ["COpenSSL", "CoinWatchLogging"],
+            dependencies: ["COpenSSL", "CoinWatchLogging", "CoinWatchRPC"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchTLSTests",
-            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -57,6 +57,8 @@ public final class TLSSession {
     public private(set) var error: TLSError?
     /// Whether this side has sent its close_notify.
     private var sentCloseNotify = false
+    /// Whether the peer has sent its close_notify.
+    public private(set) var receivedCloseNotify = false
     /// Plaintext written during the handshake.
     private var pendingPlaintext: [UInt8] = []
     private var handles: OpenSSLTLS.SessionHandles!
@@ -119,7 +121,7 @@ public final class TLSSession {
         case .handshaking:
             throw fail(TLSError(code: .peerClosed, message: "the peer closed the connection during the TLS handshake"))
         case .closed:
-            return true
+            return receivedCloseNotify
         case .failed:
             throw error!
         case .established:
@@ -138,7 +140,8 @@ public final class TLSSession {
     @discardableResult
     public func advanceHandshake() throws(TLSError) -> Bool {
         switch state {
-        case .established, .closed: return true
+        case .established: return true
+        case .closed: return isHandshakeComplete
         case .failed: throw error!
         case .handshaking: break
         }
@@ -146,6 +149,7 @@ public final class TLSSession {
         switch OpenSSLTLS.handshake(handles, role: role) {
         case .done:
             state = .established
+            isHandshakeComplete = true
             if !pendingPlaintext.isEmpty {
                 let held = pendingPlaintext
                 pendingPlaintext = []
@@ -161,7 +165,9 @@ public final class TLSSession {
         }
     }
 
-    public var isHandshakeComplete: Bool { state == .established || state == .closed }
+    /// Whether the handshake completed (it stays true after the session closes; a session closed during its
+    /// handshake never completed one).
+    public private(set) var isHandshakeComplete = false
 
     // MARK: Plaintext out
 
@@ -170,8 +176,8 @@ public final class TLSSession {
     ///
     /// - Throws: `TLSError` as `advanceHandshake`, or `.protocolError` for a record that does not decrypt.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> ReadResult {
-        guard try advanceHandshake() else { return .needsInput }
         if state == .closed { return .closed }
+        guard try advanceHandshake() else { return .needsInput }
         defer { releaseIdleBuffers() }
         switch OpenSSLTLS.read(handles, into: buffer, role: role) {
         case .done(let count):
@@ -181,6 +187,7 @@ public final class TLSSession {
         case .closed:
             // Answer the peer's close_notify with ours (RFC 8446 §6.1), then nothing more is sent.
             state = .closed
+            receivedCloseNotify = true
             sendCloseNotify()
             return .closed
         case .failed(let failure):

@@ -205,6 +205,19 @@ struct TLSSessionTests {
         #expect(failure { try pair.client.write([1]) }?.code == .peerClosed)
     }
 
+    @Test("a session closed during its handshake never counts as having completed one")
+    func closedDuringHandshake() throws {
+        let client = try pki.clientContext().makeSession(serverName: "localhost")
+        try client.advanceHandshake()
+        client.close()
+        #expect(client.state == .closed)
+        #expect(!client.isHandshakeComplete)
+        #expect(try !client.advanceHandshake())
+        #expect(try client.readAvailable().isEmpty)
+        #expect(client.protocolVersion == nil)
+        #expect(failure { try client.write([1]) }?.code == .peerClosed)
+    }
+
     @Test("end of input during the handshake is a peer close; after it, a close without close_notify")
     func inputEnded() throws {
         let session = try pki.serverContext().makeSession()
