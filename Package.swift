@@ -56,6 +56,10 @@ let package = Package(
 
         // MARK: Storage and wire
         .target(
+            name: "CoinWatchCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchProto",
             dependencies: ["CCoinWatchProto"],
             swiftSettings: swiftSettings
@@ -67,6 +71,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -89,7 +94,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: hotPathSettings
         ),
 
@@ -98,18 +103,20 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+                "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Executables
         .target(
             name: "CoinWatchCommandLine",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -119,7 +126,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCLI",
-            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
+                "CoinWatchCore",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -131,7 +141,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
-                "CoinWatchCommandLine",
+                "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -140,6 +150,11 @@ let package = Package(
         .target(
             name: "CoinWatchTestSupport",
             path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCoreTests",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -159,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -174,14 +189,14 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore",
             ],
             swiftSettings: swiftSettings
         ),
@@ -211,7 +226,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),
