@@ -32,17 +32,24 @@ public final class TestCertificates: Sendable {
     /// A client certificate from the other CA.
     public let untrustedClient: TestIdentity
 
-    /// One PKI for the whole test process, made on first use (a dozen `openssl` runs) and removed when the
-    /// process exits. Tests that change files in it must make their own instead.
-    public static func shared() throws -> TestCertificates {
-        try sharedInstance.withLock { shared in
-            if let shared { return shared }
-            let made = try TestCertificates()
-            shared = made
-            // A static is never deinitialised; remove the files at exit instead.
-            atexit { TestCertificates.sharedInstance.withLock { $0 }?.directory.remove() }
-            return made
+    /// One PKI for the whole test process, made on first use (a dozen `openssl` runs, on a thread of their own)
+    /// and removed when the process exits. Tests that change files in it must make their own instead.
+    public static func shared() async throws -> TestCertificates {
+        try await onOwnThread {
+            try sharedInstance.withLock { shared in
+                if let shared { return shared }
+                let made = try TestCertificates()
+                shared = made
+                // A static is never deinitialised; remove the files at exit instead.
+                atexit { TestCertificates.sharedInstance.withLock { $0 }?.directory.remove() }
+                return made
+            }
         }
+    }
+
+    /// A PKI of its own, made on a thread of its own (see `onOwnThread`).
+    public static func make() async throws -> TestCertificates {
+        try await onOwnThread { try TestCertificates() }
     }
 
     private static let sharedInstance = Mutex<TestCertificates?>(nil)

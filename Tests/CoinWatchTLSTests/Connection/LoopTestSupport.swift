@@ -148,11 +148,13 @@ struct LoopbackServer {
 
 extension TLSContext {
     /// `connect` with timeouts a busy machine cannot exhaust (tests that time out on purpose set their own).
-    func connectPatiently(host: String = "localhost", port: Int, on loop: EventLoop, serverName: String? = nil)
-        async throws -> Connection
-    {
+    @discardableResult
+    func connectPatiently(
+        host: String = "localhost", port: Int, on loop: EventLoop, serverName: String? = nil,
+        start: @escaping @Sendable (Connection) -> Void
+    ) async throws -> Connection {
         try await connect(
             host: host, port: port, on: loop, serverName: serverName, timeout: .seconds(60),
-            handshakeTimeout: .seconds(60))
+            handshakeTimeout: .seconds(60), start: start)
     }
 }

@@ -10,8 +10,8 @@ import Testing
 struct RPCServerTLSTests {
     let pki: TestCertificates
 
-    init() throws {
-        pki = try TestCertificates.shared()
+    init() async throws {
+        pki = try await TestCertificates.shared()
     }
 
     /// A server on a free loopback port answering Health/Check, with TLS from the test PKI unless `tls` is false.
@@ -130,11 +130,10 @@ struct RPCServerTLSTests {
         let server = try startServer()
         let group = try EventLoopGroup(threads: 1, namePrefix: "tls-rpc-cli")
         for name in ["h2", "http/1.1"] {
-            let loop = group.next()
-            let connection = try await pki.clientContext(protocols: [name]).connectPatiently(
-                host: "127.0.0.1", port: server.port, on: loop, serverName: "localhost")
             let record = Record()
-            await onLoop(loop) { connection.start(streamDelegate: RecordingDelegate(record)) }
+            try await pki.clientContext(protocols: [name]).connectPatiently(
+                host: "127.0.0.1", port: server.port, on: group.next(), serverName: "localhost"
+            ) { $0.start(streamDelegate: RecordingDelegate(record)) }
             #expect(await record.wait { $0.closed == 1 })
             #expect(record.value.established == [name], "closed with \(String(describing: record.value.closeError))")
             #expect(String(decoding: record.value.bytes, as: UTF8.self).contains("not HTTP"))
@@ -149,7 +148,7 @@ struct RPCServerTLSTests {
         let socket = try RawSocket(port: server.port)
         // A TLS record header, enough for the server to start TLS, and nothing after it.
         socket.send([0x16, 0x03, 0x01, 0x02, 0x00])
-        #expect(socket.readToEnd().isEmpty)
+        #expect(try await socket.readToEnd().isEmpty)
         await server.shutdownGracefully()
     }
 }

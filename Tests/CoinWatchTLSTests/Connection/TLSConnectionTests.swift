@@ -12,8 +12,8 @@ import Glibc
 struct TLSConnectionTests {
     let pki: TestCertificates
 
-    init() throws {
-        pki = try TestCertificates.shared()
+    init() async throws {
+        pki = try await TestCertificates.shared()
     }
 
     /// A server that starts in frame mode, recognises the TLS handshake in the first bytes and starts TLS
@@ -44,11 +44,11 @@ struct TLSConnectionTests {
         let clients = try EventLoopGroup(threads: 1, namePrefix: "tls-test-cli")
         let loop = clients.next()
         let context = try pki.clientContext(protocols: ["coinwatch"])
-        let connection = try await context.connectPatiently(
-            host: "127.0.0.1", port: server.port, on: loop, serverName: "localhost")
         let record = Record()
         let payload = (0..<1_048_576).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 9) }
-        await onLoop(loop) {
+        let connection = try await context.connectPatiently(
+            host: "127.0.0.1", port: server.port, on: loop, serverName: "localhost"
+        ) { connection in
             connection.start(streamDelegate: RecordingDelegate(record))
             // Queued before the handshake: held in plain until it is done.
             connection.enqueue(Array("hello".utf8))
@@ -85,11 +85,10 @@ struct TLSConnectionTests {
             $0.certificateChainFile = pki.client.certificateFile
             $0.privateKeyFile = pki.client.privateKeyFile
         }
-        let connection = try await context.connectPatiently(port: server.port, on: loop)
         let record = Record()
         // Frame bodies of 1 byte to about 5 KB (an empty body is not a valid frame).
         let bodies = (0..<200).map { index in (0...(index * 97 % 5000)).map { UInt8(truncatingIfNeeded: $0 + index) } }
-        await onLoop(loop) {
+        let connection = try await context.connectPatiently(port: server.port, on: loop) { connection in
             connection.start(delegate: RecordingDelegate(record))
             for body in bodies { body.withUnsafeBytes { connection.enqueueFrame(body: $0) } }
         }
@@ -109,10 +108,10 @@ struct TLSConnectionTests {
         let clients = try EventLoopGroup(threads: 1, namePrefix: "tls-test-cli")
         let loop = clients.next()
         // The server's certificate names localhost, not this.
-        let connection = try await pki.clientContext().connectPatiently(
-            host: "127.0.0.1", port: server.port, on: loop, serverName: "elsewhere.example")
         let record = Record()
-        await onLoop(loop) { connection.start(delegate: RecordingDelegate(record)) }
+        try await pki.clientContext().connectPatiently(
+            host: "127.0.0.1", port: server.port, on: loop, serverName: "elsewhere.example"
+        ) { $0.start(delegate: RecordingDelegate(record)) }
         #expect(await record.wait { $0.closed == 1 })
         let error = try #require(record.value.closeError)
         #expect(error.isTransformFailure)
@@ -133,7 +132,7 @@ struct TLSConnectionTests {
         socket.send(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
         // Nothing comes back (OpenSSL sends no alert to a peer that is not speaking TLS at all), then end of
         // file; the server closes once this side has closed too.
-        #expect(socket.readToEnd().isEmpty)
+        #expect(try await socket.readToEnd().isEmpty)
         socket.close()
         #expect(await serverRecord.wait { $0.closed == 1 })
         #expect(serverRecord.value.closeError?.isTransformFailure == true)
@@ -151,7 +150,7 @@ struct TLSConnectionTests {
         let socket = try RawSocket(port: server.port)
         socket.send(client.takeOutput())
         socket.send([UInt8](repeating: 0xA5, count: 64))
-        let answer = socket.readToEnd()
+        let answer = try await socket.readToEnd()
         socket.close()
         // The server's first flight, then its alert; then end of file.
         try client.feed(answer)
@@ -169,9 +168,10 @@ struct TLSConnectionTests {
         let server = try LoopbackServer(bytes: true) { RecordingDelegate(serverRecord, echo: true) }
         let clients = try EventLoopGroup(threads: 1, namePrefix: "tls-test-cli")
         let loop = clients.next()
-        let connection = try await pki.clientContext().connectPatiently(port: server.port, on: loop)
         let record = Record()
-        await onLoop(loop) { connection.start(streamDelegate: RecordingDelegate(record)) }
+        try await pki.clientContext().connectPatiently(port: server.port, on: loop) {
+            $0.start(streamDelegate: RecordingDelegate(record))
+        }
         // The plaintext server echoes the ClientHello, which is not a ServerHello.
         #expect(await record.wait { $0.closed == 1 })
         #expect(record.value.closeError?.isTransformFailure == true)
@@ -191,7 +191,7 @@ struct TLSConnectionTests {
         let error = try #require(serverRecord.value.closeError)
         #expect(error.isTimeout)
         #expect(error.function == "TLS handshake")
-        #expect(socket.readToEnd().isEmpty)
+        #expect(try await socket.readToEnd().isEmpty)
         await server.shutdown()
     }
 
@@ -217,11 +217,12 @@ struct TLSConnectionTests {
         }
         let clients = try EventLoopGroup(threads: 1, namePrefix: "tls-test-cli")
         let loop = clients.next()
-        let connection = try await pki.clientContext().connectPatiently(port: server.port, on: loop)
         let record = Record()
         let high = 256 * 1024
         let options = ConnectionOptions(highWatermark: high, lowWatermark: 64 * 1024)
-        await onLoop(loop) { connection.start(streamDelegate: RecordingDelegate(record), options: options) }
+        let connection = try await pki.clientContext().connectPatiently(port: server.port, on: loop) {
+            $0.start(streamDelegate: RecordingDelegate(record), options: options)
+        }
         #expect(await record.wait { !$0.established.isEmpty })
 
         // Queue while writable; the server reads nothing, so the kernel's buffers fill and then the queue.
@@ -256,8 +257,9 @@ struct TLSConnectionTests {
     }
 }
 
-/// A blocking loopback client for bytes that are not TLS (or not all of it).
-final class RawSocket {
+/// A blocking loopback client for bytes that are not TLS (or not all of it). `@unchecked Sendable`: the test
+/// uses it from one place at a time, and its waits run on a thread of their own.
+final class RawSocket: @unchecked Sendable {
     private let socket: LoopbackSocket
 
     init(port: Int) throws {
@@ -273,10 +275,12 @@ final class RawSocket {
         shutdown(socket.fd, Int32(SHUT_WR))
     }
 
-    /// Everything until end of file (bounded by 60 s without data).
-    func readToEnd() -> [UInt8] {
-        var bytes = [UInt8]()
-        while let chunk = try? socket.receive(timeout: .seconds(60)), !chunk.isEmpty { bytes += chunk }
-        return bytes
+    /// Everything until end of file (bounded by 60 s without data), read on a thread of its own.
+    func readToEnd() async throws -> [UInt8] {
+        try await onOwnThread { [self] in
+            var bytes = [UInt8]()
+            while let chunk = try? socket.receive(timeout: .seconds(60)), !chunk.isEmpty { bytes += chunk }
+            return bytes
+        }
     }
 }

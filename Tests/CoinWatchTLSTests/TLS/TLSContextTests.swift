@@ -6,8 +6,8 @@ import Testing
 @Suite("TLS contexts and reloading")
 struct TLSContextTests {
     @Test("a context reports unusable files by kind, and never prompts for an encrypted key")
-    func configurationErrors() throws {
-        let pki = try TestCertificates.shared()
+    func configurationErrors() async throws {
+        let pki = try await TestCertificates.shared()
         let directory = try TemporaryDirectory(prefix: "tls-context")
         let missing = directory.appending("missing.pem").path
         let garbage = directory.appending("garbage.pem").path
@@ -50,9 +50,9 @@ struct TLSContextTests {
     }
 
     @Test("reload: new files take effect for new sessions; bad files keep the old context and say why")
-    func reload() throws {
+    func reload() async throws {
         // Its own PKI: this test rewrites the server's files.
-        let pki = try TestCertificates()
+        let pki = try await TestCertificates.make()
         let certificate = pki.path("live.pem")
         let key = pki.path("live.key")
         func install(_ identity: TestIdentity) throws {
@@ -106,7 +106,7 @@ struct TLSContextTests {
 
     @Test("contexts and keys are shared by sessions on several threads")
     func concurrentSessions() async throws {
-        let pki = try TestCertificates.shared()
+        let pki = try await TestCertificates.shared()
         let server = try pki.serverContext()
         let client = try pki.clientContext()
         let results = try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -6,8 +6,8 @@ import Testing
 struct TLSSessionTests {
     let pki: TestCertificates
 
-    init() throws {
-        pki = try TestCertificates.shared()
+    init() async throws {
+        pki = try await TestCertificates.shared()
     }
 
     @Test("a client and a server handshake, negotiate TLS 1.3 and carry bytes both ways")
