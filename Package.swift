@@ -85,7 +85,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchTLS",
-            dependencies: ["COpenSSL", "CoinWatchLogging"],
+            dependencies: ["COpenSSL", "CoinWatchLogging", "CoinWatchRPC"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -198,7 +198,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchTLSTests",
-            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

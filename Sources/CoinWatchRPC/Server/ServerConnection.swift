@@ -107,6 +107,10 @@ final class ServerConnection: ConnectionDelegate {
             return
         }
         if state == .awaitingHello {
+            if refusesPlaintext {
+                fail(.failedPrecondition, "this listener accepts TLS connections only")
+                return
+            }
             handshake(kind)
             return
         }
@@ -133,12 +137,13 @@ final class ServerConnection: ConnectionDelegate {
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        if error.code == .tlsHandshake, let tls = configuration.tls, connection.transform == nil {
+            startTLS(tls)
+            return
+        }
         shared.counters.rejectedConnections.add(1, ordering: .relaxed)
         if error.code == .httpRequest {
-            shared.logger.debug("HTTP request on the RPC port", ["peer": peer])
-            connection.enqueue(Array(Self.httpReply.utf8))
-            terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "connection closed"))
-            state = .closed
+            answerHTTP()
             return
         }
         let code: RPCError.Code = error.code == .tooLarge ? .resourceExhausted : .invalidArgument
