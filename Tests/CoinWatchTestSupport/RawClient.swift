@@ -2,22 +2,23 @@
 import Glibc
 #endif
 
-/// A plain blocking IPv4 socket to a loopback server, for talking to it byte by byte as a client of another
-/// protocol (or a broken one) would: raw frames, HTTP requests, garbage.
-public final class RawClient {
-    /// `connect(2)` failed.
-    public struct ConnectError: Error, CustomStringConvertible {
-        public let errno: Int32
-        public var description: String { "connect to loopback failed: \(String(cString: strerror(errno)))" }
-    }
+/// Why a `RawClient` could not connect: the failing call and its `errno`.
+public struct RawClientError: Error, CustomStringConvertible {
+    public let function: String
+    public let errno: Int32
 
+    public var description: String { "\(function) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// A plain blocking IPv4 socket to a loopback port, for talking to a server as a non-framing client would:
+/// bytes in, bytes out, every read bounded by a 10 s receive timeout.
+public final class RawClient {
     private var fd: Int32
 
-    /// Connects to 127.0.0.1:`port`; reads wait at most `receiveTimeout` seconds.
-    public init(port: Int, receiveTimeout: Int = 10) throws {
+    public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ConnectError(errno: errno) }
-        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+        guard fd >= 0 else { throw RawClientError(function: "socket", errno: errno) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -29,7 +30,7 @@ public final class RawClient {
             }
         }
         guard rc == 0 else {
-            let error = ConnectError(errno: errno)
+            let error = RawClientError(function: "connect", errno: errno)
             Glibc.close(fd)
             throw error
         }
@@ -53,14 +54,14 @@ public final class RawClient {
         send(Array(text.utf8))
     }
 
-    /// Reads what is available (blocking for the first byte, up to the receive timeout).
+    /// Reads what is available (blocking for the first byte, up to the 10 s receive timeout); empty at the end.
     public func readSome() -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         return n > 0 ? Array(buffer[..<n]) : []
     }
 
-    /// Reads until end of file (or the receive timeout, or `limit` bytes).
+    /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
     public func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

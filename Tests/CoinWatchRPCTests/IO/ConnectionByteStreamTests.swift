@@ -1,5 +1,6 @@
 import CoinWatchTestSupport
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 
 /// Collects raw input and echoes it back, for connections in byte-stream mode.

@@ -1,5 +1,6 @@
 import CoinWatchTestSupport
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 
 @Suite("Connection lifecycle")

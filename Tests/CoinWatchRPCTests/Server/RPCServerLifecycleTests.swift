@@ -1,5 +1,5 @@
-import CoinWatchTestSupport
 import CoinWatchProto
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchRPC
@@ -37,7 +37,7 @@ struct RPCServerLifecycleTests {
         await shutdown.value
         #expect(running.server.stats.openConnections == 0)
         // Nothing listens any more.
-        #expect(throws: RawClient.ConnectError.self) { _ = try RawClient(port: running.port) }
+        #expect(throws: RawClientError.self) { _ = try RawClient(port: running.port) }
         await group.shutdownGracefully()
     }
 
