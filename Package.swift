@@ -8,15 +8,16 @@
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
 //   base         CoinWatchCore (Duration units, the clocks, the error shape)
 //   values/wire  CoinWatchProto (messages, Varint, ProtobufCursor), CoinWatchModel (on Proto), CoinWatchStore,
-//                CoinWatchLogging, CoinWatchTLS, CoinWatchCommandLine
+//                CoinWatchLogging, CoinWatchTLS, CoinWatchMetrics, CoinWatchCommandLine
 //   engine       CoinWatchAlertEngine
-//   runtime      CoinWatchRPC (epoll event loops, framing, calls)
+//   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
+//   transports   CoinWatchConnect (the Connect protocol on the runtime's dispatcher), CoinWatchWeb (the dashboard)
 //   service      CoinWatchService, CoinWatchClient
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 //   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
-//   fuzz         FuzzConnection, FuzzMessages (Fuzz/, declared only when COINWATCH_FUZZ is set)
+//   fuzz         FuzzConnection, FuzzMessages, FuzzJSON (Fuzz/, declared only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -88,6 +89,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchMetrics",
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchModel",
             dependencies: ["CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
@@ -99,10 +104,20 @@ let package = Package(
             swiftSettings: hotPathSettings
         ),
 
+        .target(
+            name: "CoinWatchConnect",
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTLS"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchWeb",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
             swiftSettings: hotPathSettings
         ),
 
@@ -173,6 +188,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchProtoTests",
             dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -183,6 +199,16 @@ let package = Package(
         .testTarget(
             name: "CoinWatchTLSTests",
             dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchConnectTests",
+            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchWebTests",
+            dependencies: ["CoinWatchWeb"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -206,8 +232,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchMetricsTests",
+            dependencies: ["CoinWatchMetrics"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -244,7 +275,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),
@@ -252,6 +283,12 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzMessages",
             dependencies: ["CoinWatchProto"],
             path: "Fuzz/FuzzMessages",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["CoinWatchProto"],
+            path: "Fuzz/FuzzJSON",
             swiftSettings: swiftSettings
         ),
     ]
