@@ -5,8 +5,8 @@
 //
 // Layers, bottom to top (each depends only on the ones below it):
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
-//   runtime      CoinWatchRPC (epoll event loops, framing, calls)
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS, CoinWatchMetrics
+//   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   service      CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 import PackageDescription
@@ -80,6 +80,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchMetrics",
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchModel",
             dependencies: ["CoinWatchProto"],
             swiftSettings: swiftSettings
@@ -91,10 +95,20 @@ let package = Package(
             swiftSettings: hotPathSettings
         ),
 
+        .target(
+            name: "CoinWatchConnect",
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTLS"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchWeb",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
             swiftSettings: hotPathSettings
         ),
 
@@ -160,6 +174,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchProtoTests",
             dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -170,6 +185,16 @@ let package = Package(
         .testTarget(
             name: "CoinWatchTLSTests",
             dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchConnectTests",
+            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchWebTests",
+            dependencies: ["CoinWatchWeb"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -188,8 +213,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchMetricsTests",
+            dependencies: ["CoinWatchMetrics"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -226,7 +256,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),
@@ -234,6 +264,12 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzMessages",
             dependencies: ["CoinWatchProto"],
             path: "Fuzz/FuzzMessages",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["CoinWatchProto"],
+            path: "Fuzz/FuzzJSON",
             swiftSettings: swiftSettings
         ),
     ]

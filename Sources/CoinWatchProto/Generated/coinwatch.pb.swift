@@ -42,12 +42,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DIRECTION_BELOW`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DIRECTION_UNSPECIFIED"
-            case 1: "DIRECTION_ABOVE"
-            case 2: "DIRECTION_BELOW"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -705,12 +700,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `NOT_SERVING`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "UNKNOWN"
-                case 1: "SERVING"
-                case 2: "NOT_SERVING"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 
@@ -743,49 +733,56 @@ extension V1 {
         public static let getSettings = WireMethod<V1.GetSettingsRequest, V1.GetSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/GetSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Patches a device's settings, durably.
         public static let saveSettings = WireMethod<V1.SaveSettingsRequest, V1.SaveSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/SaveSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Deletes a device's settings.
         public static let deleteSettings = WireMethod<V1.DeleteSettingsRequest, V1.DeleteSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/DeleteSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams live prices: a snapshot first, then updates.
         public static let streamPrices = WireMethod<V1.StreamPricesRequest, V1.PriceUpdate>(
             path: "coinwatch.v1.CoinWatch/StreamPrices",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// Reads the latest prices.
         public static let getPrices = WireMethod<V1.GetPricesRequest, V1.GetPricesResponse>(
             path: "coinwatch.v1.CoinWatch/GetPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Pushes ticks from an external feeder.
         public static let publishPrices = WireMethod<V1.PublishPricesRequest, V1.PublishPricesResponse>(
             path: "coinwatch.v1.CoinWatch/PublishPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams a device's alerts: pending ones first, then live ones.
         public static let streamAlerts = WireMethod<V1.StreamAlertsRequest, V1.Alert>(
             path: "coinwatch.v1.CoinWatch/StreamAlerts",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// The paths of every method, in declaration order.
@@ -813,7 +810,8 @@ extension V1 {
         public static let check = WireMethod<V1.HealthCheckRequest, V1.HealthCheckResponse>(
             path: "coinwatch.v1.Health/Check",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// The paths of every method, in declaration order.
