@@ -127,7 +127,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchHTTP",
-            dependencies: ["CNGHTTP2", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchLogging", "CoinWatchCore"],
+            dependencies: [
+                "CNGHTTP2", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchLogging", "CoinWatchCore",
+                "CoinWatchConnect", "CoinWatchWeb",
+            ],
             swiftSettings: hotPathSettings
         ),
 
@@ -154,7 +157,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchHTTP", "CoinWatchMetrics", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchService", "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchMetrics", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .target(

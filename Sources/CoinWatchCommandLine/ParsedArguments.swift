@@ -6,6 +6,8 @@ public struct ParsedArguments: Sendable {
     public private(set) var flags: Set<String>
     /// Arguments that are not options, in order.
     public private(set) var positionals: [String]
+    /// Every value given on the command line, by option name, in order (for options that may repeat).
+    public private(set) var repeated: [String: [String]] = [:]
 
     public init(values: [String: String] = [:], flags: Set<String> = [], positionals: [String] = []) {
         self.values = values
@@ -16,6 +18,12 @@ public struct ParsedArguments: Sendable {
     public subscript(name: String) -> String? { values[name] }
 
     public func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// Every value of an option that may be given more than once (`--cors-origin A --cors-origin B`), in order;
+    /// without any on the command line, the environment's or default value alone, if there is one.
+    public func all(_ name: String) -> [String] {
+        repeated[name] ?? values[name].map { [$0] } ?? []
+    }
 
     /// The value of `name` converted by `transform`, or a usage error naming the option.
     public func value<T>(_ name: String, as what: String, _ transform: (String) -> T?) throws(UsageError) -> T? {
@@ -86,6 +94,7 @@ public struct ParsedArguments: Sendable {
                     result.values[name] = arguments[index]
                     index += 1
                 }
+                result.repeated[name, default: []].append(result.values[name]!)
             }
         }
         for option in options {

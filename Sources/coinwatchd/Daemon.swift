@@ -1,4 +1,5 @@
 import CoinWatchCommandLine
+import CoinWatchConnect
 import CoinWatchHTTP
 import CoinWatchLogging
 import CoinWatchMetrics
@@ -49,7 +50,7 @@ struct Daemon {
         let port: Int
         do {
             server = try RPCServer(configuration: rpc, methods: Self.methods(of: service), logger: logger.labeled("rpc"))
-            Self.serveHTTP(on: server, service: service, logger: logger)
+            Self.serveHTTP(on: server, service: service, corsOrigins: options.corsOrigins, logger: logger)
             port = try server.start()
         } catch {
             service.close()
@@ -97,15 +98,17 @@ struct Daemon {
             + GRPCReflectionService(services: names + ["grpc.health.v1.Health"]).methods
     }
 
-    /// HTTP on the same port: gRPC over HTTP/2 and the operators' `/metrics`, `/healthz` and `/readyz`.
-    /// Components add their collectors to the registry here.
-    static func serveHTTP(on server: RPCServer, service: CoinWatchService, logger: Logger) {
+    /// HTTP on the same port: gRPC over HTTP/2, the Connect protocol and the dashboard over HTTP/1.1 and
+    /// HTTP/2, and the operators' `/metrics`, `/healthz` and `/readyz`. Components add their collectors to the
+    /// registry here.
+    static func serveHTTP(on server: RPCServer, service: CoinWatchService, corsOrigins: [String], logger: Logger) {
         let registry = MetricsRegistry()
         registry.register(server.metrics)
         registry.register(service.metrics)
         let health = service.health
-        _ = HTTPServer(rpc: server, configuration: HTTPServer.Configuration(metrics: registry, isServing: { health.isServing }),
-                       logger: logger.labeled("http"))
+        var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
+        configuration.cors = CORSPolicy(allowedOrigins: corsOrigins)
+        _ = HTTPServer(rpc: server, configuration: configuration, logger: logger.labeled("http"))
     }
 
     var serviceConfiguration: CoinWatchService.Configuration {

@@ -16,6 +16,10 @@ struct DaemonOptions {
                        + "SPEED 0 = as fast as possible), or none (PublishPrices only)."),
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
                    help: "Require this token for PublishPrices (Hello auth_token or 'authorization' metadata, as 'Bearer TOKEN' or bare)."),
+        OptionSpec("cors-origin", .value(placeholder: "ORIGIN"), environment: "COINWATCH_CORS_ORIGIN",
+                   help: "Let web pages from ORIGIN (https://host[:port], or * for any) call the Connect API from a browser; "
+                       + "repeat for several (the variable takes a comma-separated list). None by default: only the dashboard "
+                       + "coinwatchd serves itself."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
                    help: "trace, debug, info, notice, warning or error."),
         OptionSpec("log-format", .value(placeholder: "text|json"), environment: "COINWATCH_LOG_FORMAT", default: "text",
@@ -63,6 +67,7 @@ struct DaemonOptions {
     var dataDirectory: String
     var feed: String
     var publishToken: String?
+    var corsOrigins: [String]
     var logLevel: Logger.Level
     var logFormat: Logger.Format
 
@@ -105,6 +110,13 @@ struct DaemonOptions {
         rpc.slowConsumerTimeout = try duration("slow-consumer-timeout")
         rpc.shutdownGracePeriod = try duration("shutdown-grace")
         publishToken = parsed["publish-token"].flatMap { $0.isEmpty ? nil : $0 }
+        corsOrigins = parsed.all("cors-origin").flatMap { $0.split(separator: ",") }
+            .map { String($0.trimmingPrefix(" ")) }.filter { !$0.isEmpty }
+        for origin in corsOrigins where origin != "*" {
+            guard origin.hasPrefix("http://") || origin.hasPrefix("https://"), !origin.dropFirst(8).contains("/") else {
+                throw UsageError("--cors-origin: '\(origin)' is not an origin such as https://example.com or http://host:8080")
+            }
+        }
         guard let level = Logger.Level(name: parsed["log-level"]!) else {
             throw UsageError("--log-level: '\(parsed["log-level"]!)' is not one of trace, debug, info, notice, warning, error")
         }

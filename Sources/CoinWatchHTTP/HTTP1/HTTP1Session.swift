@@ -1,40 +1,40 @@
+import CoinWatchConnect
 import CoinWatchLogging
 import CoinWatchRPC
 
 /// HTTP/1.1 on one connection: keep-alive, pipelined requests answered in order, slow requests timed out.
 ///
-/// Loop-confined, owned by its `HTTPConnectionHandler`. Each complete request gets a slot in `slots`, in the
-/// order it arrived; a slot is filled when its response is ready (at once for everything served today; later
-/// for a call answered from another thread) and responses leave strictly in slot order. At most
+/// Loop-confined, owned by its `HTTPConnectionHandler`. Each complete request gets an `HTTP1Exchange` in
+/// `exchanges`, in the order it arrived; responses leave strictly in that order. An exchange is answered at
+/// once (the operators' endpoints, the dashboard, refusals) or by a Connect call, later and possibly as a
+/// stream; a later exchange's answer waits in its buffer until those before it are complete. At most
 /// `maxPipelined` requests wait at once: beyond that the connection stops reading, so a client that pipelines
 /// without reading holds only what TCP holds.
 final class HTTP1Session {
-    /// One pipelined request's place in the answer order.
-    private struct Slot {
-        var response: HTTPResponse?
-        var isHead = false
-        var closeAfter = false
-    }
-
     static let maxPipelined = 32
 
     let connection: Connection
     let server: HTTPServer
     let peer: String
     private var parser: HTTP1Parser
-    private var slots: [Slot] = []
-    private var firstSlot = 0
+    /// Unanswered (or still streaming) requests, oldest first; the first is the active one.
+    private var exchanges: [HTTP1Exchange] = []
     /// A response with `Connection: close` was queued (or the parser failed): nothing more is read or answered.
     private var closing = false
     private var draining = false
     private var requestTimer: TimerHandle?
     private var idleTimer: TimerHandle?
+    private var slowConsumerTimer: TimerHandle?
 
     init(connection: Connection, server: HTTPServer, peer: String) {
         self.connection = connection
         self.server = server
         self.peer = peer
-        self.parser = HTTP1Parser(limits: server.configuration.http1Limits)
+        var limits = server.configuration.http1Limits
+        // A Connect request carries one message (in its envelope when streaming): the body may be that large,
+        // so that a message over the limit is answered resource_exhausted the way Connect clients read.
+        limits.maxBodyBytes = max(limits.maxBodyBytes, server.maxConnectBodyBytes)
+        self.parser = HTTP1Parser(limits: limits)
         scheduleIdle()
     }
 
@@ -54,80 +54,65 @@ final class HTTP1Session {
         }
         if let failure, !closing {
             server.logger.debug("refused an HTTP/1.1 request", ["peer": peer, "status": "\(failure.status)", "reason": failure.message])
-            enqueue(.text(failure.status, failure.message), isHead: false, close: true)
+            let exchange = add(isHead: false, isHTTP10: false, close: true)
+            exchange.respond(.text(failure.status, failure.message))
         }
         updateTimers()
     }
 
     private func handle(_ request: HTTP1Request) {
-        let isHead = request.method == "HEAD"
-        let close = !request.keepAlive || draining
+        let exchange = add(isHead: request.method == "HEAD", isHTTP10: request.minorVersion == 0,
+                           close: !request.keepAlive || draining)
         let route = HTTPRoute.route(method: request.method, path: request.path, contentType: request.header("content-type"))
-        let response: HTTPResponse
         switch route {
-        case .metrics, .healthz, .readyz:
-            response = server.endpoints.response(route)
-        case .grpc:
-            response = .text(505, "gRPC needs HTTP/2: call this path with a gRPC client (plaintext HTTP/2 with prior "
-                              + "knowledge, as grpcurl -plaintext does) on this same port")
         case .connect:
-            // The routing point for the Connect protocol's adapter, which serves these content types on the same paths.
-            response = .text(415, "the Connect protocol is not served by this server yet; use gRPC over HTTP/2 or the "
-                              + "native protocol (docs/PROTOCOL.md)")
-        case .unsupportedMediaType(let type):
-            response = .text(415, "content type '\(type)' is not served here; RPC paths take application/grpc over HTTP/2")
-        case .methodNotAllowed(let allowed):
-            response = .text(405, "method \(request.method) is not allowed here; use \(allowed)", headers: [("allow", allowed)])
-        case .notFound:
-            response = .text(404, "no such path: \(request.path) (try /metrics, /healthz or /readyz)")
+            exchange.sink = server.startConnect(
+                method: request.method, target: request.target[...], header: { request.header($0) },
+                headers: request.headers, body: request.body, responder: exchange, eventLoop: connection.eventLoop,
+                peer: peer)
+        default:
+            exchange.respond(server.plainResponse(route, method: request.method, path: request.path,
+                                                  header: { request.header($0) }))
         }
-        enqueue(response, isHead: isHead, close: close)
     }
 
     // MARK: Output
 
-    /// Queues a response in the next slot and writes every ready response at the head, in order.
-    private func enqueue(_ response: HTTPResponse, isHead: Bool, close: Bool) {
-        slots.append(Slot(response: response, isHead: isHead, closeAfter: close))
+    /// A new exchange at the end of the pipeline (active at once when it is the only one).
+    private func add(isHead: Bool, isHTTP10: Bool, close: Bool) -> HTTP1Exchange {
+        let exchange = HTTP1Exchange(session: self, isHead: isHead, isHTTP10: isHTTP10, closeAfter: close)
         if close { closing = true }
-        writeReady()
+        exchanges.append(exchange)
+        if exchanges.count == 1 { exchange.activate() }
+        if exchanges.count >= Self.maxPipelined { connection.pauseInput() }
+        return exchange
     }
 
-    private func writeReady() {
-        while firstSlot < slots.count, let response = slots[firstSlot].response {
-            let slot = slots[firstSlot]
-            firstSlot += 1
-            write(response, isHead: slot.isHead, close: slot.closeAfter)
-            if slot.closeAfter {
-                connection.close(afterFlush: .seconds(2))
-                slots = []
-                firstSlot = 0
+    /// `exchange` has written its whole answer: the next ones take their turn, in order.
+    func exchangeCompleted(_ exchange: HTTP1Exchange) {
+        guard exchange.isActive else { return }  // it leaves when those before it are done
+        while let first = exchanges.first, first.isComplete {
+            exchanges.removeFirst()
+            if first.closeAfter || (draining && exchanges.isEmpty && !parser.isInsideRequest) {
+                close(afterFlush: true)
                 return
             }
+            exchanges.first?.activate()
         }
-        if firstSlot == slots.count {
-            slots.removeAll(keepingCapacity: true)
-            firstSlot = 0
-        }
-        if slots.count - firstSlot >= Self.maxPipelined {
-            connection.pauseInput()
-        } else if connection.isInputPaused && connection.isWritable {
+        if exchanges.count < Self.maxPipelined && connection.isInputPaused && connection.isWritable && !closing {
             connection.resumeInput()
         }
     }
 
-    private func write(_ response: HTTPResponse, isHead: Bool, close: Bool) {
-        var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reason(response.status))\r\n"
-        for (name, value) in response.headers {
-            head += "\(name): \(value)\r\n"
-        }
-        head += "content-length: \(response.body.count)\r\n"
-        if close { head += "connection: close\r\n" }
-        head += "\r\n"
-        connection.enqueue(Array(head.utf8))
-        if !isHead && !response.body.isEmpty {
-            connection.enqueue(response.body)
-        }
+    /// Stops reading and answering: cancels the calls still running (their answers could not be sent), and
+    /// closes the connection once what was written has left.
+    private func close(afterFlush: Bool) {
+        closing = true
+        let pending = exchanges
+        exchanges = []
+        for exchange in pending { exchange.sink?.cancel() }
+        cancelTimers()
+        if afterFlush { connection.close(afterFlush: .seconds(2)) }
     }
 
     // MARK: Timers
@@ -146,7 +131,8 @@ final class HTTP1Session {
                     requestTimer = nil
                     guard !closing else { return }
                     server.logger.debug("HTTP/1.1 request timed out", ["peer": peer])
-                    enqueue(.text(408, "the request was not complete within \(timeout)"), isHead: false, close: true)
+                    add(isHead: false, isHTTP10: false, close: true)
+                        .respond(.text(408, "the request was not complete within \(timeout)"))
                 }
             }
         } else if let timer = requestTimer {
@@ -164,39 +150,75 @@ final class HTTP1Session {
         idleTimer = connection.eventLoop.scheduleTimer(after: timeout) { [unowned self] in
             idleTimer = nil
             guard !closing else { return }
-            closing = true
-            connection.close(afterFlush: .seconds(2))
+            // Not idle while a request is being answered (a stream may send for hours without reading).
+            guard exchanges.isEmpty else {
+                scheduleIdle()
+                return
+            }
+            close(afterFlush: true)
         }
     }
 
     private func cancelTimers() {
-        for timer in [requestTimer, idleTimer].compactMap({ $0 }) { connection.eventLoop.cancelTimer(timer) }
+        for timer in [requestTimer, idleTimer, slowConsumerTimer].compactMap({ $0 }) { connection.eventLoop.cancelTimer(timer) }
         requestTimer = nil
         idleTimer = nil
+        slowConsumerTimer = nil
     }
 
     // MARK: Connection events
 
     func writabilityChanged(_ isWritable: Bool) {
         if isWritable {
-            if !closing && slots.count - firstSlot < Self.maxPipelined { connection.resumeInput() }
+            if let timer = slowConsumerTimer {
+                connection.eventLoop.cancelTimer(timer)
+                slowConsumerTimer = nil
+            }
+            if !closing && exchanges.count < Self.maxPipelined { connection.resumeInput() }
+            // A stream held back while the client was not reading may write again.
+            exchanges.first?.sink?.becameWritable()
         } else {
             connection.pauseInput()
+            // A client that stops reading a stream holds its output at the high watermark; past the slow
+            // consumer timeout the connection closes, as a native one does.
+            guard slowConsumerTimer == nil else { return }
+            let timeout = server.rpc.configuration.slowConsumerTimeout
+            slowConsumerTimer = connection.eventLoop.scheduleTimer(after: timeout) { [unowned self] in
+                slowConsumerTimer = nil
+                guard !connection.isWritable, !closing else { return }
+                server.logger.notice("closing slow HTTP/1.1 consumer", ["peer": peer, "queued": "\(connection.queuedBytes)"])
+                close(afterFlush: false)
+                connection.close()
+            }
         }
     }
 
-    /// Graceful shutdown: answer what was asked, then close (an idle connection closes now).
+    /// The client sent its last byte: what it asked is still answered, then the connection closes.
+    func inputEnded() {
+        guard !closing else { return }
+        if exchanges.isEmpty {
+            close(afterFlush: true)
+        } else {
+            closing = true
+            exchanges.last?.closeAfter = true
+        }
+    }
+
+    /// Graceful shutdown: answer what was asked, end streams UNAVAILABLE, then close (an idle connection
+    /// closes now).
     func beginDrain() {
         draining = true
-        if slots.count == firstSlot && !parser.isInsideRequest {
-            closing = true
-            cancelTimers()
-            connection.close(afterFlush: .seconds(2))
+        if exchanges.isEmpty && !parser.isInsideRequest {
+            close(afterFlush: true)
+            return
+        }
+        for exchange in exchanges {
+            guard let call = exchange.sink?.call, call.isStreaming else { continue }
+            call.terminate(RPCError(code: .unavailable, message: "the server is shutting down"), sendEnd: true)
         }
     }
 
     func closed() {
-        closing = true
-        cancelTimers()
+        close(afterFlush: false)
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchConnect
 import CoinWatchLogging
 import CoinWatchRPC
 
@@ -8,6 +9,10 @@ extension HTTP2Connection {
         guard let stream = streams[id], case .pending = stream.kind else { return }
         let route = HTTPRoute.route(method: stream.method, path: stream.path[...].split(separator: "?").first ?? "",
                                     contentType: stream.contentType)
+        if case .connect = route {
+            stream.kind = .connect
+            return
+        }
         guard case .grpc = route else {
             stream.kind = .plain(route)
             return
@@ -87,6 +92,8 @@ extension HTTP2Connection {
         switch stream.kind {
         case .plain(let route):
             answerPlain(stream, route)
+        case .connect:
+            startConnect(stream)
         case .grpc(let index):
             if stream.messagesReceived == 0 && stream.call == nil && !stream.responseStarted {
                 let detail = stream.reader?.isInsideMessage == true ? "ended inside a message" : "has no message"
@@ -122,6 +129,7 @@ extension HTTP2Connection {
 
     func streamClosed(_ id: Int32, _ code: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        stream.connect?.cancel()
         if let call = stream.call {
             // Reset by the client (or the stream went away before the call ended): the call is cancelled.
             let reason = code == NGHTTP2Session.noError ? "the stream closed" : "the client reset the stream (HTTP/2 error \(code))"
@@ -144,30 +152,44 @@ extension HTTP2Connection {
         scheduleFlush()
     }
 
-    /// A plain HTTP request over HTTP/2 (the operators' endpoints, or a refusal).
+    /// A plain HTTP request over HTTP/2 (the operators' endpoints, the dashboard, a preflight, or a refusal).
     func answerPlain(_ stream: HTTP2Stream, _ route: HTTPRoute) {
-        let response: HTTPResponse
-        switch route {
-        case .metrics, .healthz, .readyz:
-            response = server.endpoints.response(route)
-        case .connect:
-            response = .text(415, "the Connect protocol is not served by this server yet; use gRPC (application/grpc)")
-        case .unsupportedMediaType(let type):
-            response = .text(415, "content type '\(type)' is not served here; RPC paths take application/grpc")
-        case .methodNotAllowed(let allowed):
-            response = .text(405, "method \(stream.method) is not allowed here; use \(allowed)", headers: [("allow", allowed)])
-        case .notFound, .grpc:
-            response = .text(404, "no such path: \(stream.path)")
-        }
+        let path = stream.path[...].split(separator: "?", maxSplits: 1).first ?? ""
+        let response = server.plainResponse(route, method: stream.method, path: path, header: { stream.header($0) })
         stream.kind = .refused
+        respondWhole(stream, status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// A complete response: headers, then the body as the client's window allows (none for HEAD).
+    func respondWhole(_ stream: HTTP2Stream, status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        guard !stream.responseStarted, !stream.isClosed else { return }
         stream.responseStarted = true
-        let body = stream.method == "HEAD" ? [] : response.body
-        let headers = [(name: ":status", value: String(response.status))] + response.headers
-            + [(name: "content-length", value: String(response.body.count))]
+        let body = stream.method == "HEAD" ? [] : body
+        let fields = [(name: ":status", value: String(status))] + headers.map { (name: $0.name.lowercased(), value: $0.value) }
+            + [(name: "content-length", value: String(body.count))]
         stream.pending = body
         stream.bodyEnded = true
-        _ = session.respond(streamID: stream.id, headers: headers, body: !body.isEmpty)
+        _ = session.respond(streamID: stream.id, headers: fields, body: !body.isEmpty)
         scheduleFlush()
+    }
+
+    /// A Connect request has ended: start its call (or answer its refusal).
+    func startConnect(_ stream: HTTP2Stream) {
+        stream.kind = .refused
+        let responder = HTTP2ConnectResponder(connection: self, stream: stream)
+        if stream.bodyTooLarge {
+            let failure = ConnectFailure(.resourceExhausted, "the request body exceeds \(server.maxConnectBodyBytes) bytes")
+            let contentType = stream.contentType.flatMap(ConnectContentType.init(headerValue:))
+                ?? ConnectContentType(codec: .json, isStreaming: false)
+            ConnectExchange.refuse(failure, contentType: contentType, responder: responder,
+                                   extraHeaders: server.configuration.cors.responseHeaders(origin: stream.header("origin")))
+            return
+        }
+        let body = stream.body
+        stream.body = []
+        stream.connect = server.startConnect(
+            method: stream.method, target: stream.path[...], header: { stream.header($0) }, headers: stream.headers,
+            body: body, responder: responder, eventLoop: eventLoop, peer: peer)
     }
 
     func responseContentType(_ stream: HTTP2Stream) -> String {

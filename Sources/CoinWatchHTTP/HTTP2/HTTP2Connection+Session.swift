@@ -46,6 +46,7 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         guard stream.headerBytes <= Int(configuration.http2.session.maxHeaderListSize) else { return false }
         let key = String(decoding: name, as: UTF8.self)
         let text = String(decoding: value, as: UTF8.self)
+        if !key.hasPrefix(":") { stream.headers.append((key, text)) }
         switch key {
         case ":method": stream.method = text
         case ":path": stream.path = text
@@ -81,8 +82,15 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         switch stream.kind {
         case .refused, .plain:
             return
+        case .connect:
+            gatherBody(stream, bytes)
+            return
+        case .pending where !stream.carriesGRPC:
+            // Headers are always complete before DATA, but their routing runs after this receive: keep the body
+            // of what is not gRPC for the Connect call it may be.
+            gatherBody(stream, bytes)
+            return
         case .pending, .grpc:
-            // Headers are always complete before DATA, but their routing runs after this receive: keep reading.
             break
         }
         if stream.reader == nil {
@@ -95,6 +103,17 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         if let failure = stream.reader!.failure {
             events.append(.readerFailed(streamID, failure))
         }
+    }
+
+    /// Keeps a Connect request's body, up to the server's bound.
+    private func gatherBody(_ stream: HTTP2Stream, _ bytes: UnsafeRawBufferPointer) {
+        guard !stream.bodyTooLarge else { return }
+        guard stream.body.count + bytes.count <= server.maxConnectBodyBytes else {
+            stream.bodyTooLarge = true
+            stream.body = []
+            return
+        }
+        stream.body.append(contentsOf: bytes)
     }
 
     func frameSent(type: UInt8, streamID: Int32, endStream: Bool) {

@@ -87,7 +87,7 @@ extension HTTP2Connection: CallSink {
     }
 
     /// The stream has bytes or its end: resume a deferred provider, and flush.
-    private func wake(_ stream: HTTP2Stream) {
+    func wake(_ stream: HTTP2Stream) {
         if stream.deferred {
             stream.deferred = false
             session.resume(streamID: stream.id)

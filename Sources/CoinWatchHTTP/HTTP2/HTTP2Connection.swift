@@ -145,7 +145,7 @@ final class HTTP2Connection: EventLoopFlushHook {
             let ready = writableAgain
             writableAgain.removeAll(keepingCapacity: true)
             for id in ready {
-                guard let stream = streams[id], let call = stream.call else { continue }
+                guard let stream = streams[id], let call = stream.runningCall else { continue }
                 stream.reportedWritable = true
                 call.becameWritable()
             }
@@ -196,8 +196,8 @@ final class HTTP2Connection: EventLoopFlushHook {
         guard !draining, !isClosed else { return }
         draining = true
         session.goAway(errorCode: NGHTTP2Session.noError, reason: "the server is shutting down")
-        for stream in Array(streams.values) where stream.call?.isStreaming == true {
-            stream.call?.terminate(RPCError(code: .unavailable, message: "the server is shutting down"), sendEnd: true)
+        for stream in Array(streams.values) where stream.runningCall?.isStreaming == true {
+            stream.runningCall?.terminate(RPCError(code: .unavailable, message: "the server is shutting down"), sendEnd: true)
         }
         flush()
     }
@@ -225,7 +225,7 @@ final class HTTP2Connection: EventLoopFlushHook {
 
     func endCalls(_ reason: RPCError, sendEnd: Bool) {
         for stream in Array(streams.values) {
-            stream.call?.terminate(reason, sendEnd: sendEnd)
+            stream.runningCall?.terminate(reason, sendEnd: sendEnd)
         }
     }
 

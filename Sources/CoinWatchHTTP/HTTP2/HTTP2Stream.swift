@@ -1,3 +1,4 @@
+import CoinWatchConnect
 import CoinWatchRPC
 
 /// One HTTP/2 stream of an `HTTP2Connection`: its request as it arrives and its response as it leaves.
@@ -8,6 +9,8 @@ final class HTTP2Stream {
         case pending
         /// A gRPC call to method `method` of the dispatcher's table.
         case grpc(method: Int)
+        /// A Connect call: its body is gathered, and the call starts once the request ends.
+        case connect
         /// Anything else HTTP: answered once the request ends.
         case plain(HTTPRoute)
         /// Answered already (a refusal); later input is ignored.
@@ -29,9 +32,25 @@ final class HTTP2Stream {
     var reader: GRPCMessageReader?
     var requestEnded = false
     var messagesReceived = 0
+    /// Every header of the request (lower-case names), for a Connect call's routing and metadata.
+    var headers: [(name: String, value: String)] = []
+    /// A Connect request's body as it arrives, up to the server's bound (`bodyTooLarge` past it).
+    var body: [UInt8] = []
+    var bodyTooLarge = false
 
     // MARK: Call
+    /// A gRPC call (this connection is its sink).
     var call: ServerCall?
+    /// A Connect call (its sink answers through an `HTTP2ConnectResponder`).
+    var connect: ConnectCallSink?
+
+    /// The call running on this stream, whichever protocol started it.
+    var runningCall: ServerCall? { call ?? connect?.call }
+
+    /// The value of request header `name` (lower case).
+    func header(_ name: String) -> String? {
+        headers.last { $0.name == name }?.value
+    }
 
     // MARK: Response
     /// Response headers are submitted (with a body provider unless Trailers-Only).
@@ -60,6 +79,9 @@ final class HTTP2Stream {
     }
 
     var pendingCount: Int { pending.count - pendingStart }
+
+    /// Whether the request's content type is gRPC's.
+    var carriesGRPC: Bool { (contentType ?? "").lowercased().hasPrefix("application/grpc") }
 
     /// Appends one length-prefixed gRPC message (`payload` then `suffix`).
     func appendMessage(_ payload: UnsafeRawBufferPointer, _ suffix: UnsafeRawBufferPointer) {

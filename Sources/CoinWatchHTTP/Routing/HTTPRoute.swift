@@ -1,21 +1,27 @@
+import CoinWatchWeb
+
 /// Where a request goes: the one routing decision HTTP/1.1 and HTTP/2 share.
 ///
 /// RPC paths (`/coinwatch.v1.CoinWatch/GetSettings`) are told apart by content type, so several RPC protocols
-/// share them: `application/grpc` (and `+proto`) is gRPC, which needs HTTP/2; `application/proto`,
-/// `application/json` and `application/connect+…` are the Connect protocol's (not served yet: this is the
-/// place its adapter is added). Everything else is an operator endpoint or 404.
+/// share them: `application/grpc` (and `+proto`) is gRPC, which needs HTTP/2; everything else on an RPC path
+/// is the Connect protocol's (`application/proto|json` unary POSTs, `application/connect+proto|json` streams,
+/// GETs with the message in the query), whose own routing answers 404/405/415 the way Connect clients read;
+/// `OPTIONS` on an RPC path is a browser's CORS preflight. Other paths are the operators' endpoints, the web
+/// dashboard's files, or 404.
 enum HTTPRoute: Equatable {
     /// gRPC over HTTP/2.
     case grpc
-    /// The Connect protocol (unary `application/proto|json`, streaming `application/connect+proto|json`).
+    /// The Connect protocol (unary `application/proto|json`, streaming `application/connect+proto|json`, GET).
     case connect
+    /// A CORS preflight (`OPTIONS`) for an RPC path.
+    case preflight
+    /// The web dashboard's page or one of its files.
+    case dashboard
     case metrics
     case healthz
     case readyz
     /// A known path with a method it does not take (405, with the allowed ones).
     case methodNotAllowed(allowed: String)
-    /// An RPC path with a content type no RPC protocol here speaks (415).
-    case unsupportedMediaType(String)
     case notFound
 
     static func route(method: String, path: Substring, contentType: String?) -> HTTPRoute {
@@ -27,16 +33,17 @@ enum HTTPRoute: Equatable {
             break
         }
         // An RPC path: "/package.Service/Method".
-        guard path.hasPrefix("/"), path.dropFirst().contains("/") else { return .notFound }
+        guard path.hasPrefix("/"), path.dropFirst().contains("/") else {
+            guard DashboardAssets.asset(atPath: String(path)) != nil else { return .notFound }
+            guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allowed: "GET, HEAD") }
+            return .dashboard
+        }
+        if method == "OPTIONS" { return .preflight }
         let type = (contentType ?? "").lowercased()
         let mediaType = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces } ?? ""
         if mediaType == "application/grpc" || mediaType.hasPrefix("application/grpc+") {
             return .grpc
         }
-        if mediaType == "application/proto" || mediaType == "application/json" || mediaType.hasPrefix("application/connect+") {
-            return .connect
-        }
-        if method != "POST" { return .methodNotAllowed(allowed: "POST") }
-        return .unsupportedMediaType(String(mediaType))
+        return .connect
     }
 }

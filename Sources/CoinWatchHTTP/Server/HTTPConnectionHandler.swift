@@ -125,6 +125,7 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
     package func inputEnded(on connection: Connection) {
         switch engine {
         case .http2(let session): session.inputEnded()
+        case .http1(let session): session.inputEnded()
         default: connection.close(afterFlush: .seconds(2))
         }
     }

@@ -1,9 +1,11 @@
+public import CoinWatchConnect
 public import CoinWatchLogging
 public import CoinWatchMetrics
 public import CoinWatchRPC
 
-/// HTTP on the RPC server's port: gRPC over HTTP/2 (prior-knowledge h2c) served by the same dispatcher as the
-/// native protocol, and the operators' endpoints (`/metrics`, `/healthz`, `/readyz`) over HTTP/1.1 or HTTP/2.
+/// HTTP on the RPC server's port: gRPC over HTTP/2 (prior-knowledge h2c) and the Connect protocol over HTTP/1.1
+/// and HTTP/2, served by the same dispatcher as the native protocol; the web dashboard at `/`; and the
+/// operators' endpoints (`/metrics`, `/healthz`, `/readyz`).
 ///
 /// ```swift
 /// let server = try RPCServer(configuration: rpc, methods: methods)
@@ -22,6 +24,8 @@ public final class HTTPServer: Sendable {
         /// A request must be complete this long after its first byte (HTTP/1.1), and a connection must show
         /// which HTTP it speaks this long after it opened.
         public var requestTimeout: Duration = .seconds(10)
+        /// Which other origins' pages may call the server from a browser (`--cors-origin`); none by default.
+        public var cors = CORSPolicy(allowedOrigins: [])
         var http1Limits = HTTP1Parser.Limits()
         public var http2 = HTTP2Limits()
 
@@ -64,6 +68,8 @@ public final class HTTPServer: Sendable {
     let rpc: RPCServer
     let dispatcher: CallDispatcher
     let grpc: CallTransport
+    let connect: CallTransport
+    let connectMethods = ConnectMethods()
     let http1Connections: ConnectionCount
     let http2Connections: ConnectionCount
     let endpoints: OperatorEndpoints
@@ -76,6 +82,7 @@ public final class HTTPServer: Sendable {
         self.dispatcher = rpc.dispatcher
         self.logger = logger
         grpc = dispatcher.transport(Self.grpcTransportName)
+        connect = dispatcher.transport(Self.connectTransportName)
         http1Connections = dispatcher.connections("http1")
         http2Connections = dispatcher.connections("http2")
         endpoints = OperatorEndpoints(metrics: configuration.metrics, isServing: configuration.isServing,

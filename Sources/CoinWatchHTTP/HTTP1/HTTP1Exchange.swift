@@ -1,0 +1,116 @@
+import CoinWatchConnect
+import CoinWatchRPC
+
+/// One request's answer on an HTTP/1.1 connection, in its place in the pipeline: a complete response
+/// (`Content-Length`), or a streamed one (`Transfer-Encoding: chunked`, so a browser's `fetch` reads each
+/// Connect envelope as it comes). What it writes before its turn waits in `buffered`; once it is the oldest
+/// unanswered request, its bytes go straight to the connection. Loop-confined, owned by its `HTTP1Session`.
+final class HTTP1Exchange: ConnectHTTPResponder {
+    unowned let session: HTTP1Session
+    let isHead: Bool
+    /// HTTP/1.0 has no chunked coding: a stream is sent raw and ended by closing the connection.
+    let isHTTP10: Bool
+    var closeAfter: Bool
+    /// The oldest unanswered request: writes go to the connection.
+    private(set) var isActive = false
+    /// The whole response has been written (to the connection or to `buffered`).
+    private(set) var isComplete = false
+    private var isStreaming = false
+    private var buffered: [UInt8] = []
+    /// The Connect call answering this request, while it runs.
+    var sink: ConnectCallSink?
+
+    init(session: HTTP1Session, isHead: Bool, isHTTP10: Bool, closeAfter: Bool) {
+        self.session = session
+        self.isHead = isHead
+        self.isHTTP10 = isHTTP10
+        self.closeAfter = closeAfter
+    }
+
+    /// Its turn has come: what it buffered leaves now.
+    func activate() {
+        isActive = true
+        if !buffered.isEmpty {
+            session.connection.enqueue(buffered)
+            buffered = []
+        }
+        if !isComplete { sink?.becameWritable() }
+    }
+
+    /// Answers with a complete `HTTPResponse` (the operators' endpoints, refusals, the dashboard).
+    func respond(_ response: HTTPResponse) {
+        respond(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    // MARK: ConnectHTTPResponder
+
+    func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        guard !isComplete, !isStreaming else { return }
+        var head = head(status: status, headers: headers)
+        head += "content-length: \(body.count)\r\n"
+        if closeAfter { head += "connection: close\r\n" }
+        head += "\r\n"
+        write(Array(head.utf8))
+        if !isHead && !body.isEmpty { write(body) }
+        complete()
+    }
+
+    func startStream(status: Int, headers: [(name: String, value: String)]) {
+        guard !isComplete, !isStreaming else { return }
+        isStreaming = true
+        var head = head(status: status, headers: headers)
+        if isHTTP10 {
+            closeAfter = true
+        } else {
+            head += "transfer-encoding: chunked\r\n"
+        }
+        if closeAfter { head += "connection: close\r\n" }
+        head += "\r\n"
+        write(Array(head.utf8))
+    }
+
+    func stream(_ bytes: [UInt8]) {
+        guard isStreaming, !isComplete, !bytes.isEmpty, !isHead else { return }
+        if isHTTP10 {
+            write(bytes)
+        } else {
+            write(Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10])
+        }
+    }
+
+    func finish() {
+        guard isStreaming, !isComplete else { return }
+        if !isHTTP10 && !isHead { write(Array("0\r\n\r\n".utf8)) }
+        complete()
+    }
+
+    /// Writable only in its turn, while the connection is under its high watermark: a stream waiting behind
+    /// another response, or to a client that does not read, conflates instead of queueing.
+    var isWritable: Bool { isActive && session.connection.isWritable }
+
+    var queuedBytes: Int { buffered.count + (isActive ? session.connection.queuedBytes : 0) }
+
+    // MARK: Helpers
+
+    private func head(status: Int, headers: [(name: String, value: String)]) -> String {
+        var head = "HTTP/1.1 \(status) \(HTTPResponse.reason(status))\r\n"
+        for (name, value) in headers {
+            head += "\(name): \(value)\r\n"
+        }
+        return head
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        if isActive {
+            session.connection.enqueue(bytes)
+        } else {
+            buffered.append(contentsOf: bytes)
+        }
+    }
+
+    private func complete() {
+        isComplete = true
+        sink = nil
+        session.exchangeCompleted(self)
+    }
+}
