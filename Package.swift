@@ -246,7 +246,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchHTTPTests",
-            dependencies: ["CoinWatchHTTP", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchHTTP", "CoinWatchConnect", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

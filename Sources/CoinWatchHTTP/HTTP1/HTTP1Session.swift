@@ -193,10 +193,12 @@ final class HTTP1Session {
         }
     }
 
-    /// The client sent its last byte: what it asked is still answered, then the connection closes.
+    /// The client sent its last byte. A client that closes its connection is seen first as the end of its
+    /// input: a stream (which has no end of its own) is cancelled with the connection, while unary answers
+    /// still go out to a client that only half-closed, and then the connection closes.
     func inputEnded() {
         guard !closing else { return }
-        if exchanges.isEmpty {
+        if exchanges.isEmpty || exchanges.contains(where: { $0.sink?.call?.isStreaming == true }) {
             close(afterFlush: true)
         } else {
             closing = true

@@ -1,3 +1,4 @@
+import CoinWatchConnect
 import CoinWatchMetrics
 import CoinWatchProto
 import CoinWatchTestSupport
@@ -16,20 +17,23 @@ struct HTTPServerTests {
         let http: HTTPServer
         let serving: Flag
 
-        init(requestTimeout: Duration = .seconds(10)) throws {
+        static let healthCheck: RPCMethod = .unary(V1.Health.check, inline: { _, _ in V1.HealthCheckResponse(status: .serving) })
+
+        init(requestTimeout: Duration = .seconds(10), methods: [RPCMethod] = [healthCheck], corsOrigins: [String] = [],
+             configure: (inout RPCServer.Configuration) -> Void = { _ in }) throws {
             var configuration = RPCServer.Configuration()
             configuration.host = "127.0.0.1"
             configuration.port = 0
             configuration.eventLoopThreads = 1
-            server = try RPCServer(configuration: configuration, methods: [
-                .unary(V1.Health.check, inline: { _, _ in V1.HealthCheckResponse(status: .serving) }),
-            ])
+            configure(&configuration)
+            server = try RPCServer(configuration: configuration, methods: methods)
             let registry = MetricsRegistry()
             registry.register(server.metrics)
             let serving = Flag()
             self.serving = serving
             var httpConfiguration = HTTPServer.Configuration(metrics: registry, isServing: { serving.value.load(ordering: .relaxed) })
             httpConfiguration.requestTimeout = requestTimeout
+            httpConfiguration.cors = CORSPolicy(allowedOrigins: corsOrigins)
             http = HTTPServer(rpc: server, configuration: httpConfiguration)
             try server.start()
         }
@@ -96,7 +100,7 @@ struct HTTPServerTests {
         await running.server.shutdownNow()
     }
 
-    @Test("RPC paths: gRPC needs HTTP/2, Connect's content types are its routing point, others are refused")
+    @Test("RPC paths over HTTP/1.1: gRPC needs HTTP/2, everything else is the Connect protocol's")
     func rpcPathsOverHTTP1() async throws {
         let running = try Running()
         let client = try RawClient(port: running.server.port)
@@ -104,11 +108,14 @@ struct HTTPServerTests {
         client.send("POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/grpc\r\nContent-Length: 0\r\n\r\n"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n"
-                    + "GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+                    + "PUT \(path) HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
         let responses = Self.read(4, from: client)
-        #expect(responses.map(\.status) == [505, 415, 415, 405])
+        #expect(responses.map(\.status) == [415, 200, 415, 405])
         #expect(responses[0].body.contains("gRPC needs HTTP/2"))
-        #expect(responses[1].body.contains("Connect protocol"))
+        #expect(responses[0].headers["accept-post"]?.contains("application/json") == true)
+        #expect(responses[1].body == #"{"status":"SERVING"}"#)
+        #expect(responses[2].headers["accept-post"] == "application/proto, application/json")
+        #expect(responses[3].headers["allow"] == "POST, GET")
         await running.server.shutdownNow()
     }
 

@@ -1,5 +1,6 @@
 import CoinWatchModel
 @testable import CoinWatchRPC
+import CoinWatchTestSupport
 import Glibc
 import Testing
 

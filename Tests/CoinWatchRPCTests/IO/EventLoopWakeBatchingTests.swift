@@ -1,4 +1,5 @@
 @testable import CoinWatchRPC
+import CoinWatchTestSupport
 import Glibc
 import Testing
 

@@ -18,17 +18,6 @@ final class Shared<Value: Sendable>: Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; bounded, never asserts on time itself.
-func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return condition()
-}
-
 /// Runs `body` on `loop` and returns its result.
 func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in

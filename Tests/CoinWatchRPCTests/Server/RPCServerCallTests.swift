@@ -1,4 +1,5 @@
 import CoinWatchProto
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchRPC
