@@ -4,8 +4,8 @@ the CLI on the other side: prices published with `coinwatch publish` appear and 
 page reads back with `coinwatch settings get` and a save from the CLI shows in the page, and a killed and
 restarted server makes the page show reconnecting, then live, with no duplicate row.
 
-Not run yet, and not part of scripts/test: it needs coinwatchd to serve Connect over HTTP (the adapter on
-the HTTP listener), which is not in this build; until then every check fails at the first request.
+A step of scripts/test ("dashboard against coinwatchd"); screenshots go to ARTIFACT_DIR (default
+.build/browser-artifacts).
 
 Usage: "$(scripts/python-env)/bin/python" scripts/browser/dashboard_server_tests.py COINWATCHD COINWATCH [ARTIFACT_DIR]
 """

@@ -4,8 +4,7 @@ specification (Python's http.client over HTTP/1.1, curl for HTTP/2 prior knowled
 code: unary and streaming, proto and JSON, GET, the HTTP status of every error the service can be made to
 return, deadlines, a truncated request stream, oversize messages, wrong content types, CORS.
 
-Not run yet, and not part of scripts/test: it needs coinwatchd to serve Connect over HTTP (the adapter on
-the HTTP listener), which is not in this build; until then every check fails at the first request.
+A step of scripts/test ("connect conformance").
 
 Usage: "$(scripts/python-env)/bin/python" scripts/connect/connect_conformance.py COINWATCHD
 
