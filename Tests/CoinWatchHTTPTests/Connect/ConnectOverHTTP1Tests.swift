@@ -40,13 +40,36 @@ struct ConnectOverHTTP1Tests {
                + extra + "Content-Length: \(body.count)\r\n\r\n").utf8) + body
     }
 
-    /// Reads from `client` into `buffer` until `done` holds (or the peer closes, or a read times out).
-    static func read(_ client: RawClient, into buffer: inout [UInt8], until done: ([UInt8]) -> Bool) {
-        while !done(buffer) {
-            let more = client.readSome()
-            if more.isEmpty { return }
-            buffer += more
+    /// A client handed to a thread of its own (it is used by one thread at a time).
+    final class Client: @unchecked Sendable {
+        let raw: RawClient
+        init(port: Int) throws { raw = try RawClient(port: port) }
+    }
+
+    /// Reads from `client` after `buffer` until `done` holds (or the peer closes, or a read times out), on a
+    /// thread of its own: blocking reads on the cooperative pool would hold back the tasks beside them.
+    static func read(_ client: Client, after buffer: [UInt8] = [], until done: @escaping @Sendable ([UInt8]) -> Bool) async throws
+        -> [UInt8]
+    {
+        try await onOwnThread {
+            var buffer = buffer
+            while !done(buffer) {
+                let more = client.raw.readSome()
+                if more.isEmpty { break }
+                buffer += more
+            }
+            return buffer
         }
+    }
+
+    /// `count` complete responses, read on a thread of its own.
+    static func responses(_ count: Int, from client: Client, heads: Set<Int> = []) async throws -> [HTTPServerTests.Response] {
+        try await onOwnThread { HTTPServerTests.read(count, from: client.raw, heads: heads) }
+    }
+
+    /// Whether the server closed the connection (nothing more to read).
+    static func isClosed(_ client: Client) async throws -> Bool {
+        try await onOwnThread { client.raw.readSome().isEmpty }
     }
 
     /// A chunked response at the start of `bytes`: its head, its decoded body, and how many bytes it took;
@@ -85,12 +108,11 @@ struct ConnectOverHTTP1Tests {
     func chunkedStreamThenPipelined() async throws {
         let terminations = Terminations()
         let running = try Running(methods: Self.methods(terminations))
-        let client = try RawClient(port: running.server.port)
-        client.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC","ETH"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
+        let client = try Client(port: running.server.port)
+        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC","ETH"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
                     + Array(("POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
                              + "Content-Length: 2\r\n\r\n{}").utf8))
-        var buffer: [UInt8] = []
-        Self.read(client, into: &buffer) { bytes in
+        let buffer = try await Self.read(client) { bytes in
             guard let stream = Self.chunked(bytes) else { return false }
             return String(decoding: bytes[stream.used...], as: UTF8.self).contains(#"{"status":"SERVING"}"#)
         }
@@ -112,12 +134,11 @@ struct ConnectOverHTTP1Tests {
     func disconnectCancels() async throws {
         let terminations = Terminations()
         let running = try Running(methods: Self.methods(terminations))
-        let client = try RawClient(port: running.server.port)
-        client.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
-        var buffer: [UInt8] = []
-        Self.read(client, into: &buffer) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        let client = try Client(port: running.server.port)
+        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
+        let buffer = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
         #expect(String(decoding: buffer, as: UTF8.self).contains("BTC"))
-        client.close()
+        client.raw.close()
         #expect(await eventually { terminations.codes.withLock { $0 } == [.cancelled] })
         await running.server.shutdownNow()
     }
@@ -126,28 +147,27 @@ struct ConnectOverHTTP1Tests {
     func drainEndsStream() async throws {
         let terminations = Terminations()
         let running = try Running(methods: Self.methods(terminations))
-        let client = try RawClient(port: running.server.port)
-        client.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
-        var buffer: [UInt8] = []
-        Self.read(client, into: &buffer) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        let client = try Client(port: running.server.port)
+        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
+        let started = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
         async let shutdown: Void = running.server.shutdownGracefully()
-        Self.read(client, into: &buffer) { Self.chunked($0) != nil }
+        let buffer = try await Self.read(client, after: started) { Self.chunked($0) != nil }
         let stream = try #require(Self.chunked(buffer))
         #expect(Self.envelopes(stream.body).last?.1.contains(#""code":"unavailable""#) == true)
-        #expect(client.readSome().isEmpty, "the connection closes after the stream's end")
+        #expect(try await Self.isClosed(client), "the connection closes after the stream's end")
         await shutdown
     }
 
     @Test("CORS: an allowed origin's preflight and calls carry its allowance; another origin gets none")
     func cors() async throws {
         let running = try Running(corsOrigins: ["https://allowed.example"])
-        let client = try RawClient(port: running.server.port)
+        let client = try Client(port: running.server.port)
         let path = "/coinwatch.v1.Health/Check"
-        client.send("OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
+        client.raw.send("OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
                     + "OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://other.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://other.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
-        let responses = HTTPServerTests.read(4, from: client)
+        let responses = try await Self.responses(4, from: client)
         #expect(responses.map(\.status) == [204, 403, 200, 200])
         #expect(responses[0].headers["access-control-allow-origin"] == "https://allowed.example")
         #expect(responses[0].headers["access-control-allow-methods"] == "POST, GET")
@@ -160,16 +180,16 @@ struct ConnectOverHTTP1Tests {
     @Test("the dashboard is served at / with its ETag; HEAD and a matching If-None-Match carry no body")
     func dashboard() async throws {
         let running = try Running()
-        let client = try RawClient(port: running.server.port)
-        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-        let page = try #require(HTTPServerTests.read(1, from: client).first)
+        let client = try Client(port: running.server.port)
+        client.raw.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let page = try #require(try await Self.responses(1, from: client).first)
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
         #expect(page.headers["content-security-policy"] != nil)
         let etag = try #require(page.headers["etag"])
-        client.send("GET /index.html HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(etag)\r\n\r\nHEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
+        client.raw.send("GET /index.html HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(etag)\r\n\r\nHEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
                     + "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-        let more = HTTPServerTests.read(3, from: client, heads: [0, 1])
+        let more = try await Self.responses(3, from: client, heads: [0, 1])
         #expect(more.map(\.status) == [304, 200, 405])
         #expect(more[1].headers["content-length"] == String(page.body.utf8.count))
         await running.server.shutdownNow()
