@@ -33,7 +33,8 @@ struct HTTP1Parser {
         case fieldStart, fieldName, fieldValue, fieldLF, headersLF
         case body(remaining: Int)
         case chunkSize, chunkExtension, chunkSizeLF
-        case chunkData(remaining: Int), chunkDataCR, chunkDataLF
+        case chunkData(remaining: Int)
+        case chunkDataCR, chunkDataLF
         case trailerStart, trailerLine, trailerLF, trailerEndLF
         case failed(HTTP1ParseError)
     }

@@ -35,7 +35,10 @@ struct GRPCHealthCheckRequest: WireMessage {
 /// `grpc.health.v1.HealthCheckResponse`.
 struct GRPCHealthCheckResponse: WireMessage {
     enum Status: UInt64, Sendable {
-        case unknown = 0, serving = 1, notServing = 2, serviceUnknown = 3
+        case unknown = 0
+        case serving = 1
+        case notServing = 2
+        case serviceUnknown = 3
     }
 
     var status = Status.unknown
