@@ -45,6 +45,7 @@ package final class ConnectCallSink: CallSink, @unchecked Sendable {
             dispatcher.start(index, id: 1, context: context, timeoutNanos: plan.timeoutNanos, payload: payload, sink: sink,
                              eventLoop: eventLoop, metrics: transport.metrics(for: eventLoop))
         }
+        if let call = sink.call, call.isStreaming { sink.exchange.beginStream() }
         return sink
     }
 

@@ -117,6 +117,14 @@ public final class ConnectExchange {
         }
     }
 
+    /// A streaming call is running: its head goes out now rather than with the first message, so the client
+    /// (a browser's `fetch`, a proxy) sees the stream established even while nothing happens on it (a device
+    /// with no alert yet).
+    public func beginStream() {
+        guard !isFinished, plan.contentType.isStreaming else { return }
+        startStreamIfNeeded()
+    }
+
     private func startStreamIfNeeded() {
         guard !streamStarted else { return }
         streamStarted = true

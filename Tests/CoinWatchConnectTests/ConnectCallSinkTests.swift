@@ -159,6 +159,23 @@ struct ConnectCallSinkTests {
         }
     }
 
+    @Test("a running stream's head goes out at once, before any message")
+    func streamHeadFirst() async throws {
+        try await withDispatcher { dispatcher, transport, loop in
+            let plan = try plan("/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json")
+            let request = V1.StreamPricesRequest(symbols: []).serializedBytes()
+            let (events, status, sink) = await onLoop(loop) { () -> ([String], Int, ConnectCallSink) in
+                let recorder = Recorder()
+                let sink = ConnectCallSink.start(plan, request: request, dispatcher: dispatcher, transport: transport,
+                                                 eventLoop: loop, metadata: [:], peer: "test", responder: recorder)
+                return (recorder.events, recorder.status, sink)
+            }
+            #expect(events == ["start"])
+            #expect(status == 200)
+            await onLoop(loop) { sink.cancel() }
+        }
+    }
+
     @Test("a client that goes away cancels the call, and nothing more is written")
     func cancellation() async throws {
         try await withDispatcher { dispatcher, transport, loop in
