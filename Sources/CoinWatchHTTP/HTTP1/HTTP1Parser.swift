@@ -54,6 +54,9 @@ struct HTTP1Parser {
     private var chunkDigits = 0
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
     private(set) var bytesInRequest = 0
+    /// The request being read sent `Expect: 100-continue` and its body has not begun: the client waits for
+    /// `100 Continue` before sending it (curl does for bodies over 1 KiB). The session answers and clears it.
+    var awaitsContinue = false
 
     init(limits: Limits = Limits()) {
         self.limits = limits
@@ -277,6 +280,7 @@ struct HTTP1Parser {
                 throw HTTP1ParseError(status: 501, message: "transfer coding '\(codings.joined(separator: ", "))' is not supported (only chunked)")
             }
             state = .chunkSize
+            awaitsContinue = expectsContinue
             return nil
         }
         guard let first = lengths.first else { return finish() }
@@ -290,7 +294,13 @@ struct HTTP1Parser {
         if length == 0 { return finish() }
         body.reserveCapacity(length)
         state = .body(remaining: length)
+        awaitsContinue = expectsContinue
         return nil
+    }
+
+    /// An HTTP/1.1 request with `Expect: 100-continue` (RFC 9110 §10.1.1).
+    private var expectsContinue: Bool {
+        minorVersion == 1 && headers.contains { $0.name == "expect" && $0.value.lowercased() == "100-continue" }
     }
 
     private mutating func finish() -> HTTP1Request {
@@ -303,6 +313,7 @@ struct HTTP1Parser {
         lineBytes = 0
         headerBytes = 0
         bytesInRequest = 0
+        awaitsContinue = false
         return request
     }
 

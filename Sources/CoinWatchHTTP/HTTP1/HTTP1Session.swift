@@ -57,6 +57,12 @@ final class HTTP1Session {
             let exchange = add(isHead: false, isHTTP10: false, close: true)
             exchange.respond(.text(failure.status, failure.message))
         }
+        if parser.awaitsContinue && !closing && exchanges.isEmpty {
+            // The client holds its body back until told to go on. Only when no earlier answer is due: an interim
+            // answer may not overtake them, and a client that gets none sends its body after a pause anyway.
+            parser.awaitsContinue = false
+            connection.enqueue(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+        }
         updateTimers()
     }
 

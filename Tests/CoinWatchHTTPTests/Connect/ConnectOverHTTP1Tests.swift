@@ -158,6 +158,21 @@ struct ConnectOverHTTP1Tests {
         await shutdown
     }
 
+    @Test("Expect: 100-continue gets 100 Continue before the body is sent, then the answer")
+    func expectContinue() async throws {
+        let running = try Running()
+        let client = try Client(port: running.server.port)
+        client.raw.send("POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                        + "Expect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        let interim = try await Self.read(client) { String(decoding: $0, as: UTF8.self).hasSuffix("\r\n\r\n") }
+        #expect(String(decoding: interim, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
+        client.raw.send("{}")
+        let answer = try await Self.responses(1, from: client)
+        #expect(answer.map(\.status) == [200])
+        #expect(answer.first?.body == #"{"status":"SERVING"}"#)
+        await running.server.shutdownNow()
+    }
+
     @Test("CORS: an allowed origin's preflight and calls carry its allowance; another origin gets none")
     func cors() async throws {
         let running = try Running(corsOrigins: ["https://allowed.example"])
