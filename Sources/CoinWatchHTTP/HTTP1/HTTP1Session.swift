@@ -116,7 +116,11 @@ final class HTTP1Session {
         closing = true
         let pending = exchanges
         exchanges = []
-        for exchange in pending { exchange.sink?.cancel() }
+        for exchange in pending {
+            exchange.sink?.cancel()
+            // The sink's exchange answers through this exchange: drop the pair's link, or they keep each other.
+            exchange.sink = nil
+        }
         cancelTimers()
         if afterFlush { connection.close(afterFlush: .seconds(2)) }
     }

@@ -4,9 +4,12 @@ import CoinWatchRPC
 /// A Connect call's answer on one HTTP/2 stream: a complete response, or a streamed body of envelopes ended
 /// by the last DATA frame (Connect has no trailers). The bytes wait in the stream's pending body for the
 /// client's window, as gRPC's do, under the same bounds. Loop-confined.
+///
+/// Weak references: the stream holds the call's sink, which holds this responder, and a call may outlive its
+/// stream and connection (an answer still on its way from another thread); what comes after is dropped.
 final class HTTP2ConnectResponder: ConnectHTTPResponder {
-    unowned let connection: HTTP2Connection
-    let stream: HTTP2Stream
+    private weak var connection: HTTP2Connection?
+    private weak var stream: HTTP2Stream?
 
     init(connection: HTTP2Connection, stream: HTTP2Stream) {
         self.connection = connection
@@ -14,11 +17,12 @@ final class HTTP2ConnectResponder: ConnectHTTPResponder {
     }
 
     func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        guard let connection, let stream else { return }
         connection.respondWhole(stream, status: status, headers: headers, body: body)
     }
 
     func startStream(status: Int, headers: [(name: String, value: String)]) {
-        guard !stream.responseStarted, !stream.isClosed else { return }
+        guard let connection, let stream, !stream.responseStarted, !stream.isClosed else { return }
         stream.responseStarted = true
         let fields = [(name: ":status", value: String(status))] + headers.map { (name: $0.name.lowercased(), value: $0.value) }
         _ = connection.session.respond(streamID: stream.id, headers: fields, body: true)
@@ -26,14 +30,14 @@ final class HTTP2ConnectResponder: ConnectHTTPResponder {
     }
 
     func stream(_ bytes: [UInt8]) {
-        guard stream.responseStarted, !stream.isClosed, !stream.bodyEnded else { return }
+        guard let connection, let stream, stream.responseStarted, !stream.isClosed, !stream.bodyEnded else { return }
         stream.pending.append(contentsOf: bytes)
         if stream.pendingCount > connection.configuration.http2.streamHighWatermark { stream.reportedWritable = false }
         connection.wake(stream)
     }
 
     func finish() {
-        guard stream.responseStarted, !stream.isClosed, !stream.bodyEnded else { return }
+        guard let connection, let stream, stream.responseStarted, !stream.isClosed, !stream.bodyEnded else { return }
         stream.bodyEnded = true
         connection.wake(stream)
     }
@@ -41,6 +45,7 @@ final class HTTP2ConnectResponder: ConnectHTTPResponder {
     /// As for a gRPC stream: the connection under its high watermark, the stream's queue under its bound, and
     /// window granted for what is queued.
     var isWritable: Bool {
+        guard let connection, let stream else { return false }
         let writable = !stream.isClosed && connection.connection.isWritable
             && stream.pendingCount <= connection.configuration.http2.streamHighWatermark
             && (stream.pendingCount == 0 || connection.session.remoteWindow(streamID: stream.id) > 0)
@@ -48,5 +53,8 @@ final class HTTP2ConnectResponder: ConnectHTTPResponder {
         return writable
     }
 
-    var queuedBytes: Int { stream.pendingCount + connection.connection.queuedBytes }
+    var queuedBytes: Int {
+        guard let connection, let stream else { return 0 }
+        return stream.pendingCount + connection.connection.queuedBytes
+    }
 }

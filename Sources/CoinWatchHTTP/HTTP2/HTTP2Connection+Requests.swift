@@ -130,6 +130,7 @@ extension HTTP2Connection {
     func streamClosed(_ id: Int32, _ code: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         stream.connect?.cancel()
+        stream.connect = nil
         if let call = stream.call {
             // Reset by the client (or the stream went away before the call ended): the call is cancelled.
             let reason = code == NGHTTP2Session.noError ? "the stream closed" : "the client reset the stream (HTTP/2 error \(code))"

@@ -216,6 +216,7 @@ final class HTTP2Connection: EventLoopFlushHook {
 
     func closed() {
         endCalls(RPCError(code: .cancelled, message: "the connection closed"), sendEnd: false)
+        for stream in streams.values { stream.connect = nil }
         isClosed = true
         for timer in [idleTimer, slowConsumerTimer].compactMap({ $0 }) { eventLoop.cancelTimer(timer) }
         idleTimer = nil
