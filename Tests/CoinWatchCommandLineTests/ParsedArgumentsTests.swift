@@ -19,6 +19,17 @@ struct ParsedArgumentsTests {
         #expect(try ParsedArguments.parse(["--listen=h:3"], options: options, environment: env)["listen"] == "h:3")
     }
 
+    @Test("an option given several times: every value in order, else the environment's or the default")
+    func repeated() throws {
+        let env = ["COINWATCH_LISTEN": "e:1"]
+        let twice = try ParsedArguments.parse(["--listen", "a:1", "--listen=b:2"], options: options, environment: env)
+        #expect(twice.all("listen") == ["a:1", "b:2"])
+        #expect(twice["listen"] == "b:2")
+        #expect(try ParsedArguments.parse([], options: options, environment: env).all("listen") == ["e:1"])
+        #expect(try ParsedArguments.parse([], options: options).all("listen") == ["127.0.0.1:7878"])
+        #expect(try ParsedArguments.parse([], options: options).all("json") == [])
+    }
+
     @Test("flags, short aliases, positionals and --")
     func shapes() throws {
         let parsed = try ParsedArguments.parse(["get", "-h", "--json", "--", "--not-an-option", "-5"], options: options)

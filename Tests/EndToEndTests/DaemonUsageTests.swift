@@ -21,6 +21,8 @@ struct DaemonUsageTests {
         (["--idle-timeout", "soon"], "error: --idle-timeout: 'soon' is not a duration such as 500ms, 10s or 5m"),
         (["--feed", "bogus"], "error: --feed: feed 'bogus': unknown feed; expected none | sim[:SEED][@TICKS_PER_SECOND]"),
         (["--feed", "sim@0"], "error: --feed: feed 'sim@0': the rate after '@' must be ticks per second per symbol"),
+        (["--cors-origin", "https://a.example", "--cors-origin", "dash.example"],
+         "error: --cors-origin: 'dash.example' is not an origin such as https://example.com or http://host:8080"),
         (["--bogus"], "error: unknown option '--bogus'"),
         (["serve"], "error: unknown command 'serve'"),
     ])
