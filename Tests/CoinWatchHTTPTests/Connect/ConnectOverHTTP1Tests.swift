@@ -130,14 +130,20 @@ struct ConnectOverHTTP1Tests {
         await running.server.shutdownNow()
     }
 
+    /// A server with the stream method, and a client whose BTC stream has sent its first message (read so far).
+    static func runningStream(_ terminations: Terminations) async throws -> (Running, Client, [UInt8]) {
+        let running = try Running(methods: methods(terminations))
+        let client = try Client(port: running.server.port)
+        client.raw.send(streamRequest(envelope(#"{"symbols":["BTC"]}"#)))
+        let started = try await read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        #expect(String(decoding: started, as: UTF8.self).contains("BTC"))
+        return (running, client, started)
+    }
+
     @Test("a client that goes away cancels its running Connect stream")
     func disconnectCancels() async throws {
         let terminations = Terminations()
-        let running = try Running(methods: Self.methods(terminations))
-        let client = try Client(port: running.server.port)
-        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
-        let buffer = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
-        #expect(String(decoding: buffer, as: UTF8.self).contains("BTC"))
+        let (running, client, _) = try await Self.runningStream(terminations)
         client.raw.close()
         #expect(await eventually { terminations.codes.withLock { $0 } == [.cancelled] })
         await running.server.shutdownNow()
@@ -145,11 +151,7 @@ struct ConnectOverHTTP1Tests {
 
     @Test("a graceful shutdown ends a Connect stream with unavailable, then closes the connection")
     func drainEndsStream() async throws {
-        let terminations = Terminations()
-        let running = try Running(methods: Self.methods(terminations))
-        let client = try Client(port: running.server.port)
-        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#)))
-        let started = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        let (running, client, started) = try await Self.runningStream(Terminations())
         async let shutdown: Void = running.server.shutdownGracefully()
         let buffer = try await Self.read(client, after: started) { Self.chunked($0) != nil }
         let stream = try #require(Self.chunked(buffer))
