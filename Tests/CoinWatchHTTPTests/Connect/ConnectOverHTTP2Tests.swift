@@ -61,15 +61,21 @@ struct ConnectOverHTTP2Tests {
         return (data.flatMap(\.payload), data.last.map { $0.flags & 0x1 != 0 } ?? false)
     }
 
-    @Test("a unary JSON call and a stream over HTTP/2: DATA ends each stream, the stream with its end message")
-    func unaryAndStream() async throws {
-        let terminations = HTTP1.Terminations()
+    /// A server with the stream method, and an HTTP/2 client that has sent the preface, SETTINGS and `requests`.
+    static func connected(_ terminations: HTTP1.Terminations, sending requests: [UInt8]) throws -> (HTTP1.Running, HTTP1.Client) {
         let running = try HTTP1.Running(methods: HTTP1.methods(terminations))
         let client = try HTTP1.Client(port: running.server.port)
-        client.raw.send(Self.preface + Self.frame(4, 0, 0)
-                        + Self.post(1, "/coinwatch.v1.Health/Check", "application/json", Array("{}".utf8))
-                        + Self.post(3, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
-                                    HTTP1.envelope(#"{"symbols":["BTC"]}"#), extra: [("connect-timeout-ms", "200")]))
+        client.raw.send(preface + frame(4, 0, 0) + requests)
+        return (running, client)
+    }
+
+    @Test("a unary JSON call and a stream over HTTP/2: DATA ends each stream, the stream with its end message")
+    func unaryAndStream() async throws {
+        let (running, client) = try Self.connected(
+            HTTP1.Terminations(),
+            sending: Self.post(1, "/coinwatch.v1.Health/Check", "application/json", Array("{}".utf8))
+                + Self.post(3, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
+                            HTTP1.envelope(#"{"symbols":["BTC"]}"#), extra: [("connect-timeout-ms", "200")]))
         let bytes = try await HTTP1.read(client) { bytes in
             Self.body(of: 1, in: bytes).ended && Self.body(of: 3, in: bytes).ended
         }
@@ -87,11 +93,10 @@ struct ConnectOverHTTP2Tests {
     @Test("RST_STREAM from the client cancels its running Connect stream")
     func resetCancels() async throws {
         let terminations = HTTP1.Terminations()
-        let running = try HTTP1.Running(methods: HTTP1.methods(terminations))
-        let client = try HTTP1.Client(port: running.server.port)
-        client.raw.send(Self.preface + Self.frame(4, 0, 0)
-                        + Self.post(1, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
-                                    HTTP1.envelope(#"{"symbols":["BTC"]}"#)))
+        let (running, client) = try Self.connected(
+            terminations,
+            sending: Self.post(1, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
+                               HTTP1.envelope(#"{"symbols":["BTC"]}"#)))
         let bytes = try await HTTP1.read(client) { !HTTP1.envelopes(Self.body(of: 1, in: $0).body).isEmpty }
         #expect(HTTP1.envelopes(Self.body(of: 1, in: bytes).body).first?.1.contains("BTC") == true)
         client.raw.send(Self.frame(3, 0, 1, [0, 0, 0, 8]))  // RST_STREAM(CANCEL)
