@@ -18,10 +18,6 @@ import time
 
 import cwwire as w
 
-HTTP_REPLY = (b"coinwatchd speaks the CoinWatch protocol (length-prefixed protobuf frames), not HTTP; "
-              b"see docs/PROTOCOL.md\n")
-
-
 # The well-behaved client's deadline per call (and the longest gap it accepts between stream updates). Being served
 # is what is checked, not how fast: the latencies are reported, and a busy machine must not fail the run.
 CALL_DEADLINE_MS = 30_000
@@ -274,17 +270,29 @@ def oversize_prefixes(ctx, count=100):
 
 
 def http_requests(ctx, count=100):
-    requests = [b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"POST /v1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
-                b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", b"OPTIONS * HTTP/1.1\r\n\r\n"]
+    """HTTP on the RPC port is served as HTTP (docs/ARCHITECTURE.md, "One port, three ways in"): each request
+    gets its HTTP answer and the connection closes when the request asks for it, the parser refuses it, or an
+    HTTP/2 client goes away."""
+    h2_bye = struct.pack(">I", 8)[1:] + bytes([7, 0]) + b"\0\0\0\0" + b"\0\0\0\0\0\0\0\0"  # GOAWAY(NO_ERROR)
+    requests = [
+        (b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", b"HTTP/1.1 200 "),       # the dashboard
+        (b"POST /v1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", b"HTTP/1.1 400 "),                 # no Host
+        (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + bytes([4, 0]) + bytes(4) + h2_bye,     # SETTINGS first
+         b"\0\0"),
+        (b"OPTIONS * HTTP/1.1\r\n\r\n", b"HTTP/1.1 400 "),
+    ]
     sockets = []
     for index in range(count):
         sock = connect(ctx.port)
-        sock.sendall(requests[index % len(requests)])
+        sock.sendall(requests[index % len(requests)][0])
         sockets.append(sock)
     data = read_all_until_closed(sockets, 30)
-    for output in data.values():
-        check(output == HTTP_REPLY, f"an HTTP request got {output[:120]!r}")
-    return f"{count} HTTP/1.1 and HTTP/2 requests: each got the one-line plain-text reply, then close"
+    for index, sock in enumerate(sockets):
+        output, expected = data[sock], requests[index % len(requests)][1]
+        check(output.startswith(expected), f"HTTP request {index % len(requests)} got {output[:120]!r}")
+        if expected == b"\0\0":
+            check(len(output) >= 9 and output[3] == 4, f"an HTTP/2 client got {output[:40]!r}, not SETTINGS first")
+    return f"{count} HTTP/1.1 and HTTP/2 requests: each got its HTTP answer, then close"
 
 
 def ping_flood(ctx, count=20, pings=1000):
