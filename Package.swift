@@ -8,6 +8,7 @@
 //   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel
 //   runtime      CoinWatchRPC (epoll event loops, framing, calls)
 //   service      CoinWatchService, CoinWatchClient
+//   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 import PackageDescription
 
@@ -92,6 +93,12 @@ let package = Package(
             ],
             swiftSettings: hotPathSettings
         ),
+        // MARK: Feeds
+        .target(
+            name: "CoinWatchFeeds",
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CoinWatchClient",
             dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
@@ -105,7 +112,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchService", "CoinWatchFeeds", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -169,6 +176,11 @@ let package = Package(
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
                 "CoinWatchRPC", "CoinWatchAlertEngine",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchFeedsTests",
+            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

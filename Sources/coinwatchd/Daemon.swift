@@ -1,4 +1,5 @@
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchRPC
@@ -25,7 +26,10 @@ struct Daemon {
         }
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+            let feed = options.feed
+            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
+                try feed.makeFeed(hub: hub)
+            }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -34,7 +38,7 @@ struct Daemon {
             return 1
         } catch let error as FeedError {
             database.close()
-            logger.error("cannot start the feed", ["feed": options.feed, "reason": error.message])
+            logger.error("cannot start the feed", ["feed": options.feed.description, "reason": error.message])
             CommandRunner.printError("coinwatchd: cannot start the feed: \(error.message)")
             return 1
         } catch {
@@ -83,7 +87,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration

@@ -1,7 +1,7 @@
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchRPC
-import CoinWatchService
 
 /// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
 struct DaemonOptions {
@@ -61,7 +61,7 @@ struct DaemonOptions {
 
     var rpc = RPCServer.Configuration()
     var dataDirectory: String
-    var feed: String
+    var feed: FeedSpec
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
@@ -77,11 +77,10 @@ struct DaemonOptions {
         rpc.host = host
         rpc.port = port
         dataDirectory = parsed["data"]!
-        feed = parsed["feed"]!
         do {
             // Checked here so a mistyped feed is a usage error (exit 64) before the store is opened;
             // whether a replay file can be read is known only when the feed is made.
-            _ = try FeedSpec(parsing: feed)
+            feed = try FeedSpec(parsing: parsed["feed"]!)
         } catch {
             throw UsageError("--feed: \(error.message)")
         }

@@ -36,7 +36,7 @@ extension LoopPriceFanout {
         }
         var now: Int64 = 0
         if subscriber.intervalNanos > 0 {
-            now = PriceWire.monotonicNanos()
+            now = PriceClock.monotonicNanos()
             if now < subscriber.nextSendNanos {
                 if subscriber.intervalTimer == nil {
                     subscriber.intervalTimer = loop.scheduleTimer(afterNanoseconds: subscriber.nextSendNanos - now) {

@@ -55,7 +55,7 @@ extension PriceHub {
                 message: "ticks: at most \(configuration.maxTicksPerPublish) ticks per call "
                     + "(got \(request.ticks.count))")
         }
-        let now = PriceWire.nowMs()
+        let now = PriceClock.nowMs()
         var ticks: [PriceTick] = []
         ticks.reserveCapacity(request.ticks.count)
         for (index, tick) in request.ticks.enumerated() {

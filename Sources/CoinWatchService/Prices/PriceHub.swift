@@ -17,7 +17,7 @@ import Synchronization
 /// let hub = try PriceHub(database: db, onTicks: { ticks in alerts.evaluate(ticks) })
 /// let server = try RPCServer(configuration: config, methods: hub.methods(publishToken: token) + others)
 /// try server.start()
-/// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)
+/// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)   // CoinWatchFeeds
 /// feed.start()
 /// // shutdown: feed.stop(); await server.shutdownGracefully(); hub.close(); db.close()
 /// ```

@@ -1,6 +1,5 @@
 import CoinWatchModel
 import CoinWatchProto
-import Glibc
 
 /// Conversions between the hub's validated values and their wire messages, and the checks on wire ticks.
 ///
@@ -43,21 +42,5 @@ enum PriceWire {
             throw ValidationError(field: field, rule: "must be greater than 0 (got \(value))")
         }
         return value
-    }
-
-    /// The wall clock in milliseconds since the Unix epoch: what a tick with `time_ms` 0 is stamped with.
-    static func nowMs() -> Int64 {
-        var spec = timespec()
-        // clock_gettime: fills the caller's timespec; CLOCK_REALTIME cannot fail with a valid pointer.
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
-
-    /// Monotonic nanoseconds, for intervals and deadlines (never for time stamps).
-    static func monotonicNanos() -> Int64 {
-        var spec = timespec()
-        // clock_gettime: fills the caller's timespec; CLOCK_MONOTONIC cannot fail with a valid pointer.
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 }

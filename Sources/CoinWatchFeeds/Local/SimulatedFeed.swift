@@ -1,4 +1,5 @@
 public import CoinWatchModel
+public import CoinWatchService
 import Synchronization
 
 /// A random-walk market for demos, development and benchmarks: the `sim` feed.
@@ -54,13 +55,13 @@ public final class SimulatedFeed: PriceFeed {
         thread.start { [self] thread in
             // The walk's state belongs to this thread alone.
             var market = initial
-            var next = PriceWire.monotonicNanos()
+            var next = PriceClock.monotonicNanos()
             while thread.sleep(untilMonotonicNanos: next) {
-                let ticks = market.step(timeMs: PriceWire.nowMs())
+                let ticks = market.step(timeMs: PriceClock.nowMs())
                 published.add(hub.publish(ticks), ordering: .relaxed)
                 next += period
                 // After a stall (a suspended process, an overloaded machine) resume the rate instead of bursting.
-                let now = PriceWire.monotonicNanos()
+                let now = PriceClock.monotonicNanos()
                 if next < now - 10 * period { next = now }
             }
         }

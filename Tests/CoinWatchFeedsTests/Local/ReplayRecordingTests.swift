@@ -1,6 +1,7 @@
 import CoinWatchModel
 import Testing
-@testable import CoinWatchService
+import CoinWatchService
+@testable import CoinWatchFeeds
 
 /// Parsing recorded trades: exact prices, exchange symbols, and malformed lines skipped with their numbers.
 struct ReplayRecordingTests {

@@ -1,5 +1,6 @@
 import Testing
-@testable import CoinWatchService
+import CoinWatchService
+@testable import CoinWatchFeeds
 
 struct FeedSpecTests {
     @Test func parsesEveryForm() throws {

@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchService
 import Dispatch
 import Foundation
 import Synchronization
@@ -44,7 +45,7 @@ final class FeedThread: Sendable {
     /// feed is stopping.
     func sleep(untilMonotonicNanos deadlineNanos: Int64) -> Bool {
         if isStopping { return false }
-        let remaining = deadlineNanos - PriceWire.monotonicNanos()
+        let remaining = deadlineNanos - PriceClock.monotonicNanos()
         if remaining > 0 {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(remaining)))
         }

@@ -1,4 +1,5 @@
 public import CoinWatchModel
+public import CoinWatchService
 import Synchronization
 
 /// Replays recorded trades into the hub: the `replay:FILE` feed.
@@ -83,7 +84,7 @@ public final class ReplayFeed: PriceFeed {
         let events = recording.events
         let speed = options.speed
         repeat {
-            let start = PriceWire.monotonicNanos()
+            let start = PriceClock.monotonicNanos()
             let firstTime = events[0].timeMs
             var latestTime = firstTime
             /// When an event falls due: recorded offsets divided by the speed; a time stamp that goes backwards
@@ -100,8 +101,8 @@ public final class ReplayFeed: PriceFeed {
                 } else if thread.isStopping {
                     return
                 }
-                let now = PriceWire.monotonicNanos()
-                let wallMs = PriceWire.nowMs()
+                let now = PriceClock.monotonicNanos()
+                let wallMs = PriceClock.nowMs()
                 var batch: [PriceTick] = []
                 while index < events.count, batch.count < options.maxBatch {
                     let event = events[index]

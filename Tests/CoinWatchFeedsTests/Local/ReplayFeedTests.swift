@@ -3,7 +3,8 @@ import CoinWatchProto
 import CoinWatchTestSupport
 import Foundation
 import Testing
-@testable import CoinWatchService
+import CoinWatchService
+@testable import CoinWatchFeeds
 
 /// Replaying the shipped samples into a hub, and the feed's lifecycle.
 @Suite(.timeLimit(.minutes(1)))
@@ -12,7 +13,7 @@ struct ReplayFeedTests {
 
     static let samples = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("samples")
 
     /// The last price per symbol of the CSV sample, read with a plain split (independently of the parser).
@@ -112,7 +113,7 @@ struct ReplayFeedTests {
         let recording = ReplayRecording(parsing: "timestamp,symbol,price\n0,BTC,1\n3600000,BTC,2\n")
         let feed = try ReplayFeed(hub: hub, recording: recording)
         feed.start()
-        #expect(PriceFixtures.eventuallySync { hub.latestPrice(of: F.symbol("BTC")) != nil })
+        #expect(Polling.eventuallySync { hub.latestPrice(of: F.symbol("BTC")) != nil })
         feed.stop()
         #expect(feed.waitUntilFinished(timeout: .seconds(1)))
         #expect(hub.latestPrice(of: F.symbol("BTC"))?.price == F.price("1"))
@@ -133,18 +134,5 @@ struct ReplayFeedTests {
                 && error.message.contains("line 2: price 'zero' is not a decimal number")
         }
         hub.close()
-    }
-}
-
-extension PriceFixtures {
-    /// `eventually` for synchronous tests: polls every 2 ms, up to `timeout`.
-    static func eventuallySync(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if condition() { return true }
-            usleep(2_000)
-        }
-        return condition()
     }
 }

@@ -1,4 +1,5 @@
 public import CoinWatchModel
+public import CoinWatchService
 import Foundation
 
 /// One instrument of the simulated market: where its price starts, how finely it is quoted, how much it moves.

@@ -1,4 +1,5 @@
 import CoinWatchModel
+public import CoinWatchService
 import Foundation
 
 /// Which feed `coinwatchd` runs, as given on its command line:

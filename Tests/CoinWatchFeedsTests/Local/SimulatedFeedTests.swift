@@ -1,6 +1,7 @@
 import CoinWatchModel
 import Testing
-@testable import CoinWatchService
+import CoinWatchService
+@testable import CoinWatchFeeds
 
 @Suite(.timeLimit(.minutes(1)))
 struct SimulatedFeedTests {
