@@ -1,46 +1,70 @@
-/// A small JSON reader for one line of a recorded trade stream.
+/// A small JSON reader for one exchange message: a line of a recorded trade stream, or a WebSocket text message.
 ///
 /// Numbers are kept as their source text, so a price such as `64250.50` reaches `ExactDecimal` digit for digit
-/// instead of passing through a `Double`. Nesting, input size and string length are bounded by the caller's line
-/// limit and `maxDepth`, so hostile input costs at most a line's worth of work.
-enum TradeJSON {
-    indirect enum Value: Sendable, Hashable {
+/// instead of passing through a `Double`. Nesting, input size and string length are bounded by the caller's limit
+/// (the replay's line limit, the WebSocket message limit) and `maxDepth`, so hostile input costs at most a
+/// message's worth of work.
+public enum TradeJSON {
+    public indirect enum Value: Sendable, Hashable {
         case object([Member])
         case array([Value])
         case string(String)
         /// The number exactly as written.
-        case number(Substring)
+        case number(String)
         case bool(Bool)
         case null
 
-        subscript(key: String) -> Value? {
+        public subscript(key: String) -> Value? {
             guard case .object(let members) = self else { return nil }
             return members.last { $0.key == key }?.value
         }
 
-        var string: String? {
+        public var string: String? {
             if case .string(let text) = self { return text }
+            return nil
+        }
+
+        /// The text of a number, or of a string holding one (exchanges quote prices both ways).
+        public var numberText: String? {
+            switch self {
+            case .number(let text), .string(let text): text
+            default: nil
+            }
+        }
+
+        public var array: [Value]? {
+            if case .array(let items) = self { return items }
             return nil
         }
     }
 
-    struct Member: Sendable, Hashable {
-        let key: String
-        let value: Value
+    public struct Member: Sendable, Hashable {
+        public let key: String
+        public let value: Value
     }
 
-    struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
-        let column: Int
-        let reason: String
+    public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+        public let column: Int
+        public let reason: String
 
-        var description: String { "invalid JSON at column \(column): \(reason)" }
+        public var description: String { "invalid JSON at column \(column): \(reason)" }
     }
 
-    static let maxDepth = 16
+    public static let maxDepth = 16
 
     /// Parses one complete JSON value (surrounding whitespace allowed).
-    static func parse(_ text: Substring) throws(SyntaxError) -> Value {
-        var parser = Parser(utf8: Array(text.utf8), source: text)
+    public static func parse(_ text: Substring) throws(SyntaxError) -> Value {
+        var text = text
+        var result: Result<Value, SyntaxError> = .failure(SyntaxError(column: 0, reason: "not parsed"))
+        text.withUTF8 { bytes in
+            result = Result { () throws(SyntaxError) in try parse(UnsafeRawBufferPointer(bytes)) }
+        }
+        return try result.get()
+    }
+
+    /// Parses one complete JSON value from UTF-8 bytes.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(SyntaxError) -> Value {
+        var parser = Parser(utf8: bytes)
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
@@ -49,13 +73,11 @@ enum TradeJSON {
     }
 
     private struct Parser {
-        let utf8: [UInt8]
-        let source: Substring
+        let utf8: UnsafeRawBufferPointer
         var index = 0
 
-        init(utf8: [UInt8], source: Substring) {
+        init(utf8: UnsafeRawBufferPointer) {
             self.utf8 = utf8
-            self.source = source
         }
 
         func error(_ reason: String) -> SyntaxError {
@@ -185,15 +207,21 @@ enum TradeJSON {
                 }
                 guard exponent > 0 else { throw error("expected exponent digits") }
             }
-            // The parser walked ASCII only, so byte offsets are valid UTF-8 offsets into `source`.
-            let utf8View = source.utf8
-            let from = utf8View.index(utf8View.startIndex, offsetBy: start)
-            let to = utf8View.index(from, offsetBy: index - start)
-            return .number(source[from..<to])
+            return .number(String(decoding: UnsafeRawBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self))
         }
 
         mutating func string() throws(SyntaxError) -> String {
             index += 1
+            // The common case, a string without escapes, is taken as it stands.
+            var end = index
+            while end < utf8.count, utf8[end] != UInt8(ascii: "\""), utf8[end] != UInt8(ascii: "\\"), utf8[end] >= 0x20 {
+                end += 1
+            }
+            if end < utf8.count, utf8[end] == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: utf8[index..<end]), as: UTF8.self)
+                index = end + 1
+                return text
+            }
             var bytes: [UInt8] = []
             while true {
                 guard let byte = current else { throw error("unterminated string") }

@@ -35,7 +35,7 @@ extension ReplayRecording {
             }
             let symbol: Symbol
             do {
-                symbol = try ExchangeSymbol.symbol(String(row[columns.symbol]))
+                symbol = try SymbolMap().asset(String(row[columns.symbol]))
             } catch {
                 diagnostics.skip(line: number, error.description)
                 continue

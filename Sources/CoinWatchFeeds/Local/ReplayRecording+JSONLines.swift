@@ -1,11 +1,21 @@
 import CoinWatchModel
 
 extension ReplayRecording {
-    /// One exchange message per line: Finnhub trade batches or Binance trade events.
+    /// The formats a JSON-lines recording may mix, tried in this order; each adapter claims only its own shape.
+    static let recordedVenues: [any VenueAdapter] = [
+        FinnhubVenue(), BinanceVenue(), CoinbaseVenue(channel: .matches), KrakenVenue(channel: .trade),
+    ]
+
+    /// Keys by which a message that carries no trade is recognised as a venue's (a ping, an acknowledgement, a
+    /// heartbeat) and passed over without a warning.
+    private static let venueMessageKeys: Set<String> = ["type", "e", "channel", "method", "event", "id"]
+
+    /// One exchange message per line, in any of the venues' formats (see `ReplayRecording`).
     static func parseJSONLines(
         _ lines: [(number: Int, text: Substring)], _ diagnostics: inout Diagnostics
     ) -> [ReplayEvent] {
         var events: [ReplayEvent] = []
+        let symbols = SymbolMap()
         for (number, text) in lines {
             let message: TradeJSON.Value
             do {
@@ -14,78 +24,46 @@ extension ReplayRecording {
                 diagnostics.skip(line: number, error.description)
                 continue
             }
-            trades(in: message, line: number, into: &events, &diagnostics, depth: 0)
+            guard case .object(let members) = message else {
+                diagnostics.skip(line: number, "expected a JSON object")
+                continue
+            }
+            var read: VenueMessage = .unknown("")
+            do {
+                for venue in recordedVenues {
+                    read = try venue.read(message)
+                    if case .unknown = read { continue }
+                    break
+                }
+            } catch {
+                diagnostics.skip(line: number, error.message)
+                continue
+            }
+            switch read {
+            case .trades(let trades, let skipped):
+                for problem in skipped {
+                    diagnostics.skip(line: number, problem)
+                }
+                for trade in trades {
+                    guard let timeMs = trade.timeMs else {
+                        diagnostics.skip(line: number, "missing trade time")
+                        continue
+                    }
+                    do {
+                        let symbol = try symbols.asset(trade.instrument)
+                        events.append(ReplayEvent(timeMs: timeMs, symbol: symbol, price: trade.price, line: number))
+                    } catch {
+                        diagnostics.skip(line: number, error.description)
+                    }
+                }
+            case .unknown where !members.contains(where: { venueMessageKeys.contains($0.key) }):
+                diagnostics.skip(
+                    line: number, "not a trade message (expected Finnhub, Binance, Coinbase or Kraken v2 trades)")
+            default:
+                // Pings, heartbeats, acknowledgements and other venue messages without trades.
+                break
+            }
         }
         return events
-    }
-
-    private static func trades(
-        in message: TradeJSON.Value, line: Int, into events: inout [ReplayEvent], _ diagnostics: inout Diagnostics,
-        depth: Int
-    ) {
-        guard case .object = message else {
-            diagnostics.skip(line: line, "expected a JSON object")
-            return
-        }
-        // Binance combined stream: {"stream":"btcusdt@trade","data":{...}}
-        if message["stream"] != nil, let inner = message["data"], case .object = inner, depth == 0 {
-            trades(in: inner, line: line, into: &events, &diagnostics, depth: 1)
-            return
-        }
-        // Finnhub: {"type":"trade","data":[{"p":…,"s":…,"t":…,"v":…}, …]}; other types (ping) carry none.
-        if let type = message["type"]?.string {
-            guard type == "trade" else { return }
-            guard case .array(let items)? = message["data"] else {
-                diagnostics.skip(line: line, "a trade message needs a \"data\" array")
-                return
-            }
-            for (index, item) in items.enumerated() {
-                switch trade(price: item["p"], symbol: item["s"], time: item["t"], line: line) {
-                case .success(let event): events.append(event)
-                case .failure(let problem): diagnostics.skip(line: line, "data[\(index)]: \(problem.reason)")
-                }
-            }
-            return
-        }
-        // Binance: {"e":"trade","E":…,"s":"BTCUSDT","p":"64250.50","T":…}
-        if let event = message["e"]?.string {
-            guard event == "trade" || event == "aggTrade" else { return }
-            switch trade(price: message["p"], symbol: message["s"], time: message["T"] ?? message["E"], line: line) {
-            case .success(let trade): events.append(trade)
-            case .failure(let problem): diagnostics.skip(line: line, problem.reason)
-            }
-            return
-        }
-        diagnostics.skip(
-            line: line, "not a trade message (expected {\"type\":\"trade\",\"data\":[…]} or {\"e\":\"trade\",…})")
-    }
-
-    private static func trade(
-        price: TradeJSON.Value?, symbol: TradeJSON.Value?, time: TradeJSON.Value?, line: Int
-    ) -> Result<ReplayEvent, LineProblem> {
-        guard let symbolText = symbol?.string else { return .failure(LineProblem("missing \"s\" (symbol)")) }
-        let parsedSymbol: Symbol
-        do {
-            parsedSymbol = try ExchangeSymbol.symbol(symbolText, field: "s")
-        } catch {
-            return .failure(LineProblem(error.description))
-        }
-        guard let priceText = scalarText(price) else { return .failure(LineProblem("missing \"p\" (price)")) }
-        guard let timeText = scalarText(time) else { return .failure(LineProblem("missing trade time")) }
-        switch (Self.timestamp(timeText), Self.price(priceText)) {
-        case (.success(let timeMs), .success(let value)):
-            return .success(ReplayEvent(timeMs: timeMs, symbol: parsedSymbol, price: value, line: line))
-        case (.failure(let problem), _), (_, .failure(let problem)):
-            return .failure(problem)
-        }
-    }
-
-    /// The text of a number, or of a string holding one (Binance quotes its prices).
-    private static func scalarText(_ value: TradeJSON.Value?) -> Substring? {
-        switch value {
-        case .number(let text)?: text
-        case .string(let text)?: text[...]
-        default: nil
-        }
     }
 }

@@ -23,9 +23,11 @@ public struct ReplayEvent: Sendable, Hashable {
 /// Two formats, told apart by the first line that is not blank or a `#` comment:
 /// - CSV with a header naming the columns `timestamp,symbol,price` (any order; `time`/`t`/`time_ms`, `s`, `p` are
 ///   accepted too), timestamps in milliseconds since the epoch;
-/// - JSON lines as exchanges stream trades: Finnhub's `{"type":"trade","data":[{"p":…,"s":"BINANCE:BTCUSDT",
-///   "t":…}]}` and Binance's `{"e":"trade","s":"BTCUSDT","p":"64250.50","T":…}` (also wrapped as a combined stream
-///   `{"stream":…,"data":{…}}`). Other message types (pings, acknowledgements) are passed over.
+/// - JSON lines as exchanges stream trades, read by the live venues' adapters: Finnhub's `{"type":"trade","data":
+///   [{"p":…,"s":"BINANCE:BTCUSDT","t":…}]}`, Binance's `{"e":"trade","s":"BTCUSDT","p":"64250.50","T":…}` (also
+///   wrapped as a combined stream `{"stream":…,"data":{…}}`), Coinbase's `{"type":"match","product_id":"BTC-USD",
+///   "price":"64250.5","time":"…"}` and Kraken v2's `{"channel":"trade","data":[{"symbol":"BTC/USD","price":…,
+///   "timestamp":"…"}]}`. Other message types (pings, heartbeats, acknowledgements) are passed over.
 ///
 /// Prices are read from their text exactly. Lines that cannot be used are skipped, counted and reported with their
 /// line number; nothing in a file can crash the parser.

@@ -110,7 +110,7 @@ struct ReplayRecordingTests {
         #expect(recording.warnings[7].hasPrefix("line 8: invalid JSON at column"))
         #expect(recording.warnings[7].hasSuffix("nested deeper than 16 levels"))
         #expect(recording.warnings[8].hasPrefix("line 9: data[0]: price '1e999' is not a decimal number"))
-        #expect(recording.warnings[9] == "line 10: data[0]: timestamp '1.5' is not whole milliseconds since the epoch")
+        #expect(recording.warnings[9] == "line 10: data[0]: \"t\" '1.5' is not whole milliseconds since the epoch")
         #expect(recording.warnings[10].hasPrefix("line 11: "))
     }
 
@@ -137,9 +137,9 @@ struct ReplayRecordingTests {
             ("OP", "OP"),
         ]
         for (text, expected) in cases {
-            #expect(try ExchangeSymbol.symbol(text).rawValue == expected, "\(text)")
+            #expect(try SymbolMap().asset(text).rawValue == expected, "\(text)")
         }
-        #expect(throws: ValidationError.self) { try ExchangeSymbol.symbol("BINANCE:") }
+        #expect(throws: ValidationError.self) { try SymbolMap().asset("BINANCE:") }
     }
 
     @Test func decimalTextAppliesExponentsExactly() throws {
