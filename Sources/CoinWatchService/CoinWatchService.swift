@@ -80,6 +80,8 @@ public final class CoinWatchService: Sendable {
             settings.close()
             throw error
         }
+        let feed = self.feed
+        health.reportFeedSources { feed.sourceStats }
     }
 
     /// Every method the service serves.

@@ -10,6 +10,12 @@ public protocol PriceFeed: AnyObject, Sendable {
     func start()
     /// Stops publishing and waits for the feed's thread to finish. Calling it again does nothing.
     func stop()
+    /// The state of each source the feed reads, for `Health/Check` and metrics. Any thread.
+    var sourceStats: [PriceSourceStats] { get }
+}
+
+extension PriceFeed {
+    public var sourceStats: [PriceSourceStats] { [] }
 }
 
 /// The `none` feed: prices come only from `PublishPrices`.
