@@ -96,7 +96,7 @@ let package = Package(
         // MARK: Feeds
         .target(
             name: "CoinWatchFeeds",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel"],
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -28,17 +28,26 @@ public final class ReplayFeed: PriceFeed {
     public let recording: ReplayRecording
     public let options: Options
     public let symbols: [Symbol]
-    private let hub: PriceHub
+    private let sink: any PriceSink
     private let thread = FeedThread(name: "cw-feed-replay")
+    /// One message per published batch.
+    public let stats: SourceStatsRecorder
     private let published = Atomic<Int>(0)
     private let passes = Atomic<Int>(0)
 
     /// Loads and parses `path`; fails if it cannot be read or holds no usable trade.
-    public convenience init(hub: PriceHub, path: String, options: Options = Options()) throws(FeedError) {
-        try self.init(hub: hub, recording: ReplayRecording.load(path: path), options: options)
+    public convenience init(
+        publishingTo sink: any PriceSink, path: String, options: Options = Options(),
+        clock: any FeedClock = SystemFeedClock()
+    ) throws(FeedError) {
+        try self.init(publishingTo: sink, recording: ReplayRecording.load(path: path), options: options, clock: clock)
     }
 
-    public init(hub: PriceHub, recording: ReplayRecording, options: Options = Options()) throws(FeedError) {
+    /// - Parameter sink: the hub, or the aggregator's input for this source.
+    public init(
+        publishingTo sink: any PriceSink, recording: ReplayRecording, options: Options = Options(),
+        clock: any FeedClock = SystemFeedClock()
+    ) throws(FeedError) {
         guard options.speed >= 0, options.speed.isFinite else {
             throw FeedError(code: .invalidSpec, message: "replay speed must be a number ≥ 0 (got \(options.speed))")
         }
@@ -47,7 +56,8 @@ public final class ReplayFeed: PriceFeed {
             if let first = recording.warnings.first { message += " (\(first))" }
             throw FeedError(code: .empty, message: message)
         }
-        self.hub = hub
+        self.sink = sink
+        stats = SourceStatsRecorder(name: "replay", clock: clock)
         self.recording = recording
         self.symbols = recording.symbols
         var options = options
@@ -67,12 +77,19 @@ public final class ReplayFeed: PriceFeed {
     /// Times the whole recording was replayed.
     public var completedPasses: Int { passes.load(ordering: .relaxed) }
 
+    public var sourceStats: [PriceSourceStats] { [stats.snapshot] }
+
     public func start() {
-        thread.start { [self] thread in run(thread) }
+        stats.update { $0.isConnected = true }
+        thread.start { [self] thread in
+            run(thread)
+            stats.update { $0.isConnected = false }
+        }
     }
 
     public func stop() {
         thread.stop()
+        stats.update { $0.isConnected = false }
     }
 
     /// Waits for a non-looping replay to finish (true), or until `timeout` passes (false).
@@ -112,7 +129,9 @@ public final class ReplayFeed: PriceFeed {
                     latestTime = max(latestTime, event.timeMs)
                     index += 1
                 }
-                published.add(hub.publish(batch), ordering: .relaxed)
+                let taken = sink.publish(batch)
+                published.add(taken, ordering: .relaxed)
+                stats.received(messages: 1, prices: taken)
             }
             passes.add(1, ordering: .relaxed)
         } while options.loop && !thread.isStopping

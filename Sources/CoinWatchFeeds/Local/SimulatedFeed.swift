@@ -24,20 +24,27 @@ public final class SimulatedFeed: PriceFeed {
 
     public let configuration: Configuration
     public let symbols: [Symbol]
-    private let hub: PriceHub
+    private let sink: any PriceSink
     private let market: SimulatedMarket
     private let thread = FeedThread(name: "cw-feed-sim")
     private let published = Atomic<Int>(0)
+    /// One message per batch.
+    public let stats: SourceStatsRecorder
 
-    public init(hub: PriceHub, configuration: Configuration = Configuration()) throws(FeedError) {
+    /// - Parameter sink: the hub, or the aggregator's input for this source.
+    public init(
+        publishingTo sink: any PriceSink, configuration: Configuration = Configuration(),
+        clock: any FeedClock = SystemFeedClock()
+    ) throws(FeedError) {
         guard configuration.ticksPerSecond > 0, configuration.ticksPerSecond <= Self.maxTicksPerSecond else {
             throw FeedError(
                 code: .invalidSpec,
                 message: "sim: ticks per second must be greater than 0 and at most \(Int(Self.maxTicksPerSecond)) "
                     + "(got \(configuration.ticksPerSecond))")
         }
-        self.hub = hub
+        self.sink = sink
         self.configuration = configuration
+        stats = SourceStatsRecorder(name: "sim", clock: clock)
         market = try SimulatedMarket(seed: configuration.seed, instruments: configuration.instruments)
         symbols = market.symbols
     }
@@ -49,7 +56,10 @@ public final class SimulatedFeed: PriceFeed {
     /// Ticks published so far.
     public var publishedTicks: Int { published.load(ordering: .relaxed) }
 
+    public var sourceStats: [PriceSourceStats] { [stats.snapshot] }
+
     public func start() {
+        stats.update { $0.isConnected = true }
         let period = Int64(1e9 / configuration.ticksPerSecond)
         let initial = self.market
         thread.start { [self] thread in
@@ -58,7 +68,9 @@ public final class SimulatedFeed: PriceFeed {
             var next = PriceClock.monotonicNanos()
             while thread.sleep(untilMonotonicNanos: next) {
                 let ticks = market.step(timeMs: PriceClock.nowMs())
-                published.add(hub.publish(ticks), ordering: .relaxed)
+                let taken = sink.publish(ticks)
+                published.add(taken, ordering: .relaxed)
+                stats.received(messages: 1, prices: taken)
                 next += period
                 // After a stall (a suspended process, an overloaded machine) resume the rate instead of bursting.
                 let now = PriceClock.monotonicNanos()
@@ -69,5 +81,6 @@ public final class SimulatedFeed: PriceFeed {
 
     public func stop() {
         thread.stop()
+        stats.update { $0.isConnected = false }
     }
 }

@@ -26,6 +26,20 @@ struct FeedSpecTests {
             path: "/data/me@host/a.csv", options: ReplayFeed.Options(speed: 2)))
     }
 
+    @Test func listsCombineSourcesInOrder() throws {
+        #expect(try FeedSpec(parsing: "binance,coinbase,kraken").sources == [.binance, .coinbase(.matches), .kraken(.trade)])
+        #expect(try FeedSpec(parsing: " kraken:ticker , coinbase:ticker,finnhub ").sources
+            == [.kraken(.ticker), .coinbase(.ticker), .finnhub])
+        #expect(try FeedSpec(parsing: "replay:a.csv@0,loop,binance,sim:2").sources == [
+            .replay(path: "a.csv", options: ReplayFeed.Options(speed: 0, loop: true)), .binance,
+            .simulated(SimulatedFeed.Configuration(seed: 2)),
+        ])
+        #expect(try FeedSpec(parsing: "binance,coinbase").description == "binance,coinbase")
+        #expect(try FeedSpec(parsing: "none").description == "none")
+        #expect(try FeedSpec(parsing: "kraken,sim").hasVenues)
+        #expect(try !FeedSpec(parsing: "sim").hasVenues)
+    }
+
     static let invalid: [(String, String)] = [
         ("", "feed '': empty"),
         ("simulated", "feed 'simulated': unknown feed"),
@@ -39,9 +53,16 @@ struct FeedSpecTests {
         ("replay:a.csv@-1", "the speed after '@' must be a number ≥ 0"),
         ("replay:a.csv@inf", "the speed after '@' must be a number ≥ 0"),
         ("replay:a.csv@fast,loop", "the speed after '@' must be a number ≥ 0"),
+        ("binance,binance", "binance is already in the list"),
+        ("sim,none", "'none' cannot be combined"),
+        ("binance,", "feed '': empty"),
+        ("kraken:book", "unknown channel for kraken"),
+        ("replay:a.csv,loop,loop", "'loop' given twice"),
+        ("loop", "unknown feed"),
+        ("bitstamp", "unknown feed"),
     ]
 
-    @Test(arguments: 0..<12)
+    @Test(arguments: 0..<19)
     func refusesBadTextWithTheSyntax(_ index: Int) {
         let (text, reason) = Self.invalid[index]
         #expect {

@@ -52,7 +52,7 @@ struct ReplayFeedTests {
     @Test func csvSampleAtFullSpeedLeavesTheFilesLastPrices() throws {
         let hub = try PriceHub()
         let feed = try ReplayFeed(
-            hub: hub, path: Self.samples.appendingPathComponent("trades.csv").path, options: .init(speed: 0))
+            publishingTo: hub, path: Self.samples.appendingPathComponent("trades.csv").path, options: .init(speed: 0))
         #expect(feed.recording.format == .csv)
         #expect(feed.recording.skippedLines == 0)
         #expect(feed.recording.events.count >= 300)
@@ -69,7 +69,7 @@ struct ReplayFeedTests {
     @Test func jsonLinesSampleAtFullSpeedLeavesTheFilesLastPrices() throws {
         let hub = try PriceHub()
         let feed = try ReplayFeed(
-            hub: hub, path: Self.samples.appendingPathComponent("trades.jsonl").path, options: .init(speed: 0))
+            publishingTo: hub, path: Self.samples.appendingPathComponent("trades.jsonl").path, options: .init(speed: 0))
         let expected = try Self.lastJSONPrices()
         #expect(feed.recording.format == .jsonLines)
         #expect(feed.recording.skippedLines == 0)
@@ -84,7 +84,7 @@ struct ReplayFeedTests {
         // About 200 s of recorded trades at 2000× take a tenth of a second, exercising the paced path.
         let hub = try PriceHub()
         let feed = try ReplayFeed(
-            hub: hub, path: Self.samples.appendingPathComponent("trades.csv").path, options: .init(speed: 2_000))
+            publishingTo: hub, path: Self.samples.appendingPathComponent("trades.csv").path, options: .init(speed: 2_000))
         feed.start()
         #expect(feed.waitUntilFinished(timeout: .seconds(30)))
         #expect(Self.prices(hub) == (try Self.lastCSVPrices()))
@@ -96,7 +96,7 @@ struct ReplayFeedTests {
         let recording = ReplayRecording(parsing: "timestamp,symbol,price\n1000,BTC,1\n1001,BTC,2\n1002,ETH,3\n")
         var options = ReplayFeed.Options(speed: 0, loop: true)
         options.restampTimes = false
-        let feed = try ReplayFeed(hub: hub, recording: recording, options: options)
+        let feed = try ReplayFeed(publishingTo: hub, recording: recording, options: options)
         feed.start()
         #expect(await F.eventually { feed.completedPasses >= 3 })
         #expect(!feed.waitUntilFinished(timeout: .milliseconds(1)))
@@ -111,7 +111,7 @@ struct ReplayFeedTests {
         let hub = try PriceHub()
         // One trade now and the next an hour later at recorded speed: stop must cut the wait short.
         let recording = ReplayRecording(parsing: "timestamp,symbol,price\n0,BTC,1\n3600000,BTC,2\n")
-        let feed = try ReplayFeed(hub: hub, recording: recording)
+        let feed = try ReplayFeed(publishingTo: hub, recording: recording)
         feed.start()
         #expect(Polling.eventuallySync { hub.latestPrice(of: F.symbol("BTC")) != nil })
         feed.stop()
@@ -127,7 +127,7 @@ struct ReplayFeedTests {
         try "timestamp,symbol,price\n1,BTC,zero\n".write(toFile: path, atomically: true, encoding: .utf8)
         let hub = try PriceHub()
         #expect {
-            _ = try ReplayFeed(hub: hub, path: path)
+            _ = try ReplayFeed(publishingTo: hub, path: path)
         } throws: { error in
             guard let error = error as? FeedError else { return false }
             return error.code == .empty && error.message.contains("holds no usable trade")

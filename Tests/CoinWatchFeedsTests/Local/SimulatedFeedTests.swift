@@ -43,7 +43,7 @@ struct SimulatedFeedTests {
 
     @Test func feedPublishesIntoTheHubUntilStopped() async throws {
         let hub = try PriceHub()
-        let feed = try SimulatedFeed(hub: hub, configuration: SimulatedFeed.Configuration(seed: 9, ticksPerSecond: 200))
+        let feed = try SimulatedFeed(publishingTo: hub, configuration: SimulatedFeed.Configuration(seed: 9, ticksPerSecond: 200))
         feed.start()
         feed.start()
         #expect(await F.eventually { hub.knownSymbols.count == 8 && feed.publishedTicks >= 80 })
