@@ -4,8 +4,8 @@
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
 // Layers, bottom to top (each depends only on the ones below it):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
 //   runtime      CoinWatchRPC (epoll event loops, framing, calls)
 //   service      CoinWatchService, CoinWatchClient
 //   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
@@ -50,6 +50,10 @@ let package = Package(
             name: "CCoinWatchSystem",
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // MARK: Storage and wire
         .target(
@@ -64,6 +68,11 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchTLS",
+            dependencies: ["COpenSSL", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -148,6 +157,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchStoreTests",
             dependencies: ["CoinWatchStore", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchTLSTests",
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,30 +1,10 @@
 import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
-import Synchronization
 
-/// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source.
-public final class HealthState: Sendable {
-    private let serving = Atomic<Bool>(false)
-    private let feedSources = Mutex<(@Sendable () -> [PriceSourceStats])?>(nil)
-
-    public init() {}
-
-    public func setServing(_ value: Bool) { serving.store(value, ordering: .releasing) }
-
-    public var isServing: Bool { serving.load(ordering: .acquiring) }
-
-    /// Where the per-source feed state comes from (the service sets it to its feed's `sourceStats`).
-    public func reportFeedSources(_ sources: @escaping @Sendable () -> [PriceSourceStats]) {
-        feedSources.withLock { $0 = sources }
-    }
-
-    /// The state of each price source now.
-    public var feedSourceStats: [PriceSourceStats] {
-        let sources = feedSources.withLock { $0 }
-        return sources?() ?? []
-    }
-
+extension HealthState {
+    /// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source;
+    /// NOT_FOUND for a service this server does not know.
     public var methods: [RPCMethod] {
         [
             .unary(V1.Health.check, inline: { request, _ throws(RPCError) in
