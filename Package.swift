@@ -105,7 +105,7 @@ let package = Package(
         // MARK: Feeds
         .target(
             name: "CoinWatchFeeds",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging"],
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -194,7 +194,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchFeedsTests",
-            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -29,8 +29,6 @@ public final class FeedSet: PriceFeed {
         public var liveness: [String: VenueLiveness] = [:]
         public var handshakeTimeout: Duration = .seconds(15)
         public var userAgent = "coinwatchd"
-        /// SHA-1 for the WebSocket handshake's accept check.
-        public var sha1: (@Sendable ([UInt8]) -> [UInt8])?
 
         public init() {}
     }
@@ -200,11 +198,10 @@ public final class FeedSet: PriceFeed {
                 venue.maxMessageBytes = configuration.maxMessageBytes
                 venue.handshakeTimeout = configuration.handshakeTimeout
                 venue.userAgent = configuration.userAgent
-                let sha1 = configuration.sha1 ?? { _ in [] }
                 let source = VenueSource(
                     adapter: plan.adapter, configuration: venue, symbolMap: configuration.symbolMap,
                     sink: aggregator.input(named: plan.adapter.name), stats: plan.stats, scheduler: scheduler,
-                    dialer: dialer, sha1: sha1, logger: logger.labeled("feeds"))
+                    dialer: dialer, sha1: FeedCrypto.sha1, logger: logger.labeled("feeds"))
                 venues.append(source)
                 source.start()
             }

@@ -43,6 +43,7 @@ final class VenueSource: FeedTransportDelegate {
     let scheduler: any FeedScheduler
     let dialer: any FeedDialer
     let sha1: ([UInt8]) -> [UInt8]
+    let keyBytes: () -> [UInt8]
     let logger: Logger
 
     private(set) var phase = Phase.idle
@@ -72,7 +73,8 @@ final class VenueSource: FeedTransportDelegate {
     init(
         adapter: any VenueAdapter, configuration: Configuration, symbolMap: SymbolMap, sink: any PriceSink,
         stats: SourceStatsRecorder, scheduler: any FeedScheduler, dialer: any FeedDialer,
-        sha1: @escaping ([UInt8]) -> [UInt8], logger: Logger,
+        sha1: @escaping ([UInt8]) -> [UInt8], keyBytes: @escaping () -> [UInt8] = FeedCrypto.webSocketKey,
+        logger: Logger,
         random: @escaping @Sendable (Int64) -> Int64 = { Int64.random(in: 0...$0) }
     ) {
         self.adapter = adapter
@@ -83,6 +85,7 @@ final class VenueSource: FeedTransportDelegate {
         self.scheduler = scheduler
         self.dialer = dialer
         self.sha1 = sha1
+        self.keyBytes = keyBytes
         self.logger = logger
         backoff = Backoff(configuration: configuration.backoff, random: random)
         var subscribed: [String: Symbol] = [:]
@@ -167,7 +170,7 @@ final class VenueSource: FeedTransportDelegate {
             url: url,
             configuration: .init(maxMessageBytes: configuration.maxMessageBytes,
                                  headers: [("User-Agent", configuration.userAgent)]),
-            keyBytes: WebSocketClient.secureKeyBytes(), sha1: sha1)
+            keyBytes: keyBytes(), sha1: sha1)
         client.start()
         self.client = client
         lastActivityNanos = now

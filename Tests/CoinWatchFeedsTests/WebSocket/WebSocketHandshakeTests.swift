@@ -43,6 +43,14 @@ struct WebSocketHandshakeTests {
         return progress
     }
 
+    @Test func theAcceptValueIsRFC6455sExample() {
+        // RFC 6455 §1.3: the key "dGhlIHNhbXBsZSBub25jZQ==" is answered with this accept value.
+        #expect(WebSocketHandshake.accept(forKey: "dGhlIHNhbXBsZSBub25jZQ==", sha1: FeedCrypto.sha1)
+            == "s3pPLMBiTxaK9kxb3ETSpb8BnAI=")
+        #expect(FeedCrypto.webSocketKey().count == 16)
+        #expect(FeedCrypto.webSocketKey() != FeedCrypto.webSocketKey())
+    }
+
     @Test func theRequestAsksForAnUpgradeWithAFreshKey() throws {
         let handshake = try Self.handshake()
         let request = String(decoding: handshake.request, as: UTF8.self)
