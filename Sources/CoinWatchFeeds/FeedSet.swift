@@ -56,7 +56,7 @@ public final class FeedSet: PriceFeed {
     private struct Running {
         var phase = Phase.idle
         var loop: EventLoop?
-        var venues: LoopBound<[VenueSource]>?
+        var venues: VenueSources?
         var sweepTimer: TimerHandle?
 
         enum Phase { case idle, running, stopped }
@@ -205,7 +205,7 @@ public final class FeedSet: PriceFeed {
                 venues.append(source)
                 source.start()
             }
-            running.withLock { $0.venues = LoopBound(venues) }
+            running.withLock { $0.venues = VenueSources(venues) }
             scheduleSweep(loop)
         }
     }
@@ -224,7 +224,7 @@ public final class FeedSet: PriceFeed {
 
     /// Stops every source (venues send a close frame, bounded by a short timeout) and the feeds' loop.
     public func stop() {
-        let (loop, venues) = running.withLock { running -> (EventLoop?, LoopBound<[VenueSource]>?) in
+        let (loop, venues) = running.withLock { running -> (EventLoop?, VenueSources?) in
             guard running.phase == .running else {
                 running.phase = .stopped
                 return (nil, nil)
@@ -239,7 +239,7 @@ public final class FeedSet: PriceFeed {
         let done = DispatchSemaphore(value: 0)
         let submitted = loop.execute { [self] in
             if let timer = running.withLock({ $0.sweepTimer }) { _ = loop.cancelTimer(timer) }
-            let sources = venues?.value ?? running.withLock { $0.venues?.value } ?? []
+            let sources = (venues ?? running.withLock { $0.venues })?.sources ?? []
             var remaining = sources.count
             guard remaining > 0 else {
                 done.signal()
@@ -260,5 +260,16 @@ public final class FeedSet: PriceFeed {
         for plan in venuePlans {
             plan.stats.update { $0.isConnected = false }
         }
+    }
+}
+
+/// The venue sources of a running FeedSet: created on the feeds' loop and used only there, held under the set's lock
+/// so `stop()` can hand them back to the loop.
+final class VenueSources: @unchecked Sendable {
+    // @unchecked Sendable: `sources` is set once, on the loop, and read only in jobs on that loop.
+    let sources: [VenueSource]
+
+    init(_ sources: [VenueSource]) {
+        self.sources = sources
     }
 }

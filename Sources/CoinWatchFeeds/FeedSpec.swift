@@ -1,3 +1,4 @@
+public import CoinWatchLogging
 import CoinWatchModel
 public import CoinWatchService
 import Foundation
@@ -174,10 +175,12 @@ public struct FeedSpec: Sendable, Hashable, CustomStringConvertible {
         return speed
     }
 
-    /// Creates the feed with default settings, publishing into `hub`; it does not run until `start()`.
-    public func makeFeed(hub: PriceHub) throws(FeedError) -> any PriceFeed {
+    /// Creates the feed, publishing into `hub`; it does not run until `start()`.
+    public func makeFeed(
+        hub: PriceHub, configuration: FeedSet.Configuration = FeedSet.Configuration(), logger: Logger = .disabled
+    ) throws(FeedError) -> any PriceFeed {
         guard !sources.isEmpty else { return NoFeed() }
-        return try FeedSet(spec: self, hub: hub)
+        return try FeedSet(spec: self, hub: hub, configuration: configuration, logger: logger)
     }
 
     public var description: String {

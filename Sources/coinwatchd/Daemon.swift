@@ -27,8 +27,9 @@ struct Daemon {
         let service: CoinWatchService
         do {
             let feed = options.feed
+            let feedConfiguration = options.feedConfiguration
             service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
-                try feed.makeFeed(hub: hub)
+                try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
             }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.

@@ -10,10 +10,13 @@ struct DaemonOptions {
                    help: "Address to serve on (port 0 picks a free port)."),
         OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
                    help: "LevelDB data directory (created if missing)."),
-        OptionSpec("feed", .value(placeholder: "FEED"), environment: "COINWATCH_FEED", default: "sim",
-                   help: "Price source: sim[:SEED][@TICKS_PER_SECOND] (random walk, seed 1 and 10 ticks/s per symbol by "
-                       + "default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or exchange trade JSON lines; "
-                       + "SPEED 0 = as fast as possible), or none (PublishPrices only)."),
+        OptionSpec("feed", .value(placeholder: "FEED,…"), environment: "COINWATCH_FEED", default: "sim",
+                   help: "Price sources, comma-separated: sim[:SEED][@TICKS_PER_SECOND] (random walk, seed 1 and 10 "
+                       + "ticks/s per symbol by default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or "
+                       + "exchange message JSON lines; SPEED 0 = as fast as possible), the live venues finnhub, binance, "
+                       + "coinbase[:ticker], kraken[:ticker]; or none (PublishPrices only). Several sources: the median "
+                       + "of their fresh prices (docs/FEEDS.md)."),
+    ] + feedOptions + [
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
                    help: "Require this token (Hello auth_token or 'authorization' metadata) for PublishPrices."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
@@ -62,6 +65,7 @@ struct DaemonOptions {
     var rpc = RPCServer.Configuration()
     var dataDirectory: String
     var feed: FeedSpec
+    var feedConfiguration: FeedSet.Configuration
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
@@ -84,6 +88,7 @@ struct DaemonOptions {
         } catch {
             throw UsageError("--feed: \(error.message)")
         }
+        feedConfiguration = try Self.feedConfiguration(parsed, feed: feed)
         func number(_ name: String, minimum: Int = 1) throws(UsageError) -> Int? {
             guard let value = try parsed.value(name, as: "a whole number ≥ \(minimum)", { Int($0) }) else { return nil }
             guard value >= minimum else { throw UsageError("--\(name): must be at least \(minimum)") }

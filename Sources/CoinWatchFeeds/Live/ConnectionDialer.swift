@@ -30,11 +30,12 @@ final class ConnectionDialer: FeedDialer {
         let timeout = connectTimeout
         let closeTimeout = self.closeTimeout
         // The completion and the delegate are loop-confined; they cross to the resolver thread and back untouched.
-        let box = LoopBound((delegate, completion))
+        let box = DialBox(delegate: delegate, completion: completion)
         Self.resolver.async {
             Connection.connect(host: url.host, port: url.port, on: loop, timeout: timeout) { result in
                 loop.execute {
-                    let (delegate, completion) = box.value
+                    let delegate = box.delegate
+                    let completion = box.completion
                     switch result {
                     case .success(let connection):
                         let transport = ConnectionTransport(
@@ -51,14 +52,17 @@ final class ConnectionDialer: FeedDialer {
     }
 }
 
-/// A value that belongs to one event loop, carried through other threads without being used there.
-struct LoopBound<Value>: @unchecked Sendable {
-    // @unchecked Sendable: only ever read back on the loop that created it (the dialer hands it to the resolver
-    // queue and reads it in a job on its own loop).
-    let value: Value
+/// A dial's loop-confined callbacks, carried through the resolver thread without being used there. A class, not a
+/// generic struct: a generic `@unchecked Sendable` struct holding these, captured across the two hops, came out of
+/// the Swift 6.3 compiler releasing the delegate once too often.
+final class DialBox: @unchecked Sendable {
+    // @unchecked Sendable: only read back on the loop that created it.
+    let delegate: any FeedTransportDelegate
+    let completion: (Result<any FeedTransport, FeedDialError>) -> Void
 
-    init(_ value: Value) {
-        self.value = value
+    init(delegate: any FeedTransportDelegate, completion: @escaping (Result<any FeedTransport, FeedDialError>) -> Void) {
+        self.delegate = delegate
+        self.completion = completion
     }
 }
 

@@ -155,6 +155,7 @@ final class VenueSource: FeedTransportDelegate {
             }
             switch result {
             case .success(let transport):
+                logger.debug("\(adapter.name): connected to \(url.hostHeader), upgrading")
                 self.transport = transport
                 startHandshake(url)
             case .failure(let error):
