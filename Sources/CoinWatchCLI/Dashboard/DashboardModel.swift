@@ -18,6 +18,10 @@ public struct DashboardModel: Sendable {
         public fileprivate(set) var sourceTimeMs: Int64
         public fileprivate(set) var rate = RateMeter()
         public fileprivate(set) var updates: UInt64 = 0
+        /// The server marked the symbol stale (no fresh source); the next price clears it.
+        public fileprivate(set) var isStale = false
+        /// How many sources the last price was the median of (0: not reported).
+        public fileprivate(set) var sources: UInt32 = 0
 
         public var change: PriceChange { PriceChange(from: first, to: last) }
     }
@@ -62,7 +66,23 @@ public struct DashboardModel: Sendable {
             return
         }
         let second = Int((now - started).components.seconds)
+        // A stale mark repeats the last price: it changes the row's state, not its history or rate.
+        if update.stale {
+            if var row = rows[update.symbol] {
+                row.isStale = true
+                rows[update.symbol] = row
+            } else {
+                var row = Row(
+                    symbol: update.symbol, first: price, last: price, history: [price], lastArrival: now,
+                    sourceTimeMs: update.sourceTimeMs)
+                row.isStale = true
+                rows[update.symbol] = row
+            }
+            return
+        }
         if var row = rows[update.symbol] {
+            row.isStale = false
+            row.sources = update.sources
             row.last = price
             row.history.append(price)
             if row.history.count > Self.historyLimit { row.history.removeFirst(row.history.count - Self.historyLimit) }
@@ -77,6 +97,7 @@ public struct DashboardModel: Sendable {
                 sourceTimeMs: update.sourceTimeMs)
             row.rate.record(second: second)
             row.updates = 1
+            row.sources = update.sources
             rows[update.symbol] = row
         }
     }
