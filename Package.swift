@@ -57,6 +57,10 @@ let package = Package(
 
         // MARK: Storage and wire
         .target(
+            name: "CoinWatchCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchProto",
             dependencies: ["CCoinWatchProto"],
             swiftSettings: swiftSettings
@@ -68,6 +72,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -90,7 +95,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: hotPathSettings
         ),
 
@@ -99,24 +104,26 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+                "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
         // MARK: Feeds
         .target(
             name: "CoinWatchFeeds",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS"],
+            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Executables
         .target(
             name: "CoinWatchCommandLine",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -126,7 +133,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCLI",
-            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
+                "CoinWatchCore",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -138,7 +148,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
-                "CoinWatchCommandLine",
+                "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -147,6 +157,11 @@ let package = Package(
         .target(
             name: "CoinWatchTestSupport",
             path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCoreTests",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -166,7 +181,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -181,20 +196,22 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchFeedsTests",
-            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
+                "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -223,7 +240,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 public import CoinWatchService
 import Synchronization
@@ -72,7 +73,7 @@ public final class PriceAggregator: Sendable {
         self.hub = hub
         self.configuration = configuration
         self.clock = clock
-        maxAgeNanos = max(1, configuration.maxAge.nanoseconds)
+        maxAgeNanos = max(1, configuration.maxAge.inNanoseconds)
         let due = clock.monotonicNanos() + maxAgeNanos
         state.withLock { state in
             for symbol in knownSymbols {

@@ -1,3 +1,4 @@
+import CoinWatchCore
 /// How long a source waits before it reconnects: capped exponential backoff with full jitter (a uniformly random
 /// wait between zero and the current ceiling, the ceiling doubling per failure from `base` to `cap`), so sources
 /// that failed together do not come back together.
@@ -50,8 +51,8 @@ public struct Backoff: Sendable {
 
     /// The wait, in nanoseconds, before reconnecting after `failure`.
     public mutating func delay(after failure: Failure) -> Int64 {
-        let base = max(1, configuration.base.nanoseconds)
-        let cap = max(base, configuration.cap.nanoseconds)
+        let base = max(1, configuration.base.inNanoseconds)
+        let cap = max(base, configuration.cap.inNanoseconds)
         switch failure {
         case .connection:
             failures += 1
@@ -61,7 +62,7 @@ public struct Backoff: Sendable {
             failures += 3
             let floor = cap / 2
             let wait = floor + random(cap - floor)
-            let asked = retryAfter.map { min(Int64($0) * 1_000_000_000, configuration.maxRetryAfter.nanoseconds) } ?? 0
+            let asked = retryAfter.map { min(Int64($0) * 1_000_000_000, configuration.maxRetryAfter.inNanoseconds) } ?? 0
             return max(wait, asked)
         }
         // base × 2^(failures − 1), capped (the shift is bounded so it cannot overflow).
@@ -69,7 +70,7 @@ public struct Backoff: Sendable {
         let ceiling = base > (cap >> exponent) ? cap : min(cap, base << exponent)
         let wait = random(ceiling)
         if failure == .venueError {
-            return max(wait, configuration.errorFloor.nanoseconds)
+            return max(wait, configuration.errorFloor.inNanoseconds)
         }
         return wait
     }

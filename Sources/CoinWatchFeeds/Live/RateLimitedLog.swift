@@ -1,3 +1,4 @@
+import CoinWatchCore
 /// Decides which of a repeating kind of log line to write: the first of each kind, then at most one per
 /// `interval`, saying how many were held back in between. Reconnect attempts, gaps and rejected messages go
 /// through it, so a venue that is down for an hour writes a handful of lines, not thousands.
@@ -6,7 +7,7 @@ struct RateLimitedLog {
     private var kinds: [String: (lastNanos: Int64, suppressed: Int)] = [:]
 
     init(interval: Duration = .seconds(60)) {
-        intervalNanos = interval.nanoseconds
+        intervalNanos = interval.inNanoseconds
     }
 
     /// Whether to write a line of `kind` now; when yes, how many of its lines were held back since the last one.

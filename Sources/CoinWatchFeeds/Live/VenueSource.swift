@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchService
@@ -122,7 +123,7 @@ final class VenueSource: FeedTransportDelegate {
         if client?.state == .open {
             client?.close(code: WebSocketCloseCode.goingAway, reason: "shutting down")
             flush()
-            stopTimer = scheduler.schedule(afterNanoseconds: configuration.stopTimeout.nanoseconds) { [weak self] in
+            stopTimer = scheduler.schedule(afterNanoseconds: configuration.stopTimeout.inNanoseconds) { [weak self] in
                 self?.transport?.close(afterFlush: false)
             }
             transport.close(afterFlush: true)
@@ -139,7 +140,7 @@ final class VenueSource: FeedTransportDelegate {
         delivered = false
         pingOutstanding = false
         let url = adapter.connectURL(configuration.url)
-        handshakeTimer = scheduler.schedule(afterNanoseconds: configuration.handshakeTimeout.nanoseconds) {
+        handshakeTimer = scheduler.schedule(afterNanoseconds: configuration.handshakeTimeout.inNanoseconds) {
             [weak self] in
             guard let self else { return }
             handshakeTimer = nil
@@ -402,9 +403,9 @@ final class VenueSource: FeedTransportDelegate {
         if let livenessTimer { scheduler.cancel(livenessTimer) }
         let liveness = configuration.liveness
         let silent = now - lastActivityNanos
-        var wait = liveness.deadline.nanoseconds - silent
+        var wait = liveness.deadline.inNanoseconds - silent
         if let pingAfter = liveness.pingAfter, !pingOutstanding {
-            wait = min(wait, pingAfter.nanoseconds - silent)
+            wait = min(wait, pingAfter.inNanoseconds - silent)
         }
         livenessTimer = scheduler.schedule(afterNanoseconds: max(wait, 1_000_000)) { [weak self] in
             self?.livenessTimer = nil
@@ -416,11 +417,11 @@ final class VenueSource: FeedTransportDelegate {
         guard phase == .open else { return }
         let liveness = configuration.liveness
         let silent = now - lastActivityNanos
-        if silent >= liveness.deadline.nanoseconds {
+        if silent >= liveness.deadline.inNanoseconds {
             end(.connection, "no message for \(describe(liveness.deadline))", abort: true)
             return
         }
-        if let pingAfter = liveness.pingAfter, silent >= pingAfter.nanoseconds, !pingOutstanding {
+        if let pingAfter = liveness.pingAfter, silent >= pingAfter.inNanoseconds, !pingOutstanding {
             pingOutstanding = true
             client?.sendPing(Array("coinwatch".utf8))
             flush()
@@ -511,7 +512,7 @@ final class VenueSource: FeedTransportDelegate {
     }
 
     private func describe(_ duration: Duration) -> String {
-        describe(nanoseconds: duration.nanoseconds)
+        describe(nanoseconds: duration.inNanoseconds)
     }
 
     private func describe(nanoseconds: Int64) -> String {

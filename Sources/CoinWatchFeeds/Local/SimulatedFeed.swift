@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 public import CoinWatchService
 import Synchronization
@@ -65,15 +66,15 @@ public final class SimulatedFeed: PriceFeed {
         thread.start { [self] thread in
             // The walk's state belongs to this thread alone.
             var market = initial
-            var next = PriceClock.monotonicNanos()
+            var next = MonotonicClock.nanoseconds()
             while thread.sleep(untilMonotonicNanos: next) {
-                let ticks = market.step(timeMs: PriceClock.nowMs())
+                let ticks = market.step(timeMs: WallClock.milliseconds())
                 let taken = sink.publish(ticks)
                 published.add(taken, ordering: .relaxed)
                 stats.received(messages: 1, prices: taken)
                 next += period
                 // After a stall (a suspended process, an overloaded machine) resume the rate instead of bursting.
-                let now = PriceClock.monotonicNanos()
+                let now = MonotonicClock.nanoseconds()
                 if next < now - 10 * period { next = now }
             }
         }

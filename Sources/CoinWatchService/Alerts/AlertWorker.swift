@@ -1,4 +1,5 @@
 import CoinWatchAlertEngine
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -48,7 +49,7 @@ final class AlertWorker: @unchecked Sendable {
     private var unsavedClock = false
     /// Symbols whose feed went stale (`PriceTick.isStale`): their next price is a resumption, which fires nothing.
     private var staleSymbols = Set<Symbol>()
-    private var lastPriceSave: UInt64 = 0
+    private var lastPriceSave: Int64 = 0
     private var stopping = false
     private var started = false
 
@@ -141,7 +142,7 @@ final class AlertWorker: @unchecked Sendable {
     // MARK: The alert thread
 
     private func run() {
-        var lastSweep = DispatchTime.now()
+        var lastSweep = MonotonicClock.nanoseconds()
         while true {
             _ = wake.wait(timeout: .now() + 60)
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
@@ -154,9 +155,9 @@ final class AlertWorker: @unchecked Sendable {
             }
             var round = Round()
             for job in jobs { handle(job, &round) }
-            if DispatchTime.now().uptimeNanoseconds - lastSweep.uptimeNanoseconds > 60_000_000_000 {
+            if MonotonicClock.nanoseconds() - lastSweep > 60_000_000_000 {
                 sweepExpired(&round)
-                lastSweep = .now()
+                lastSweep = MonotonicClock.nanoseconds()
             }
             self.stopping = stopping
             commit(&round)
@@ -216,7 +217,7 @@ final class AlertWorker: @unchecked Sendable {
     }
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = WallClock.milliseconds()
         for tick in ticks {
             // A stale tick is no price: it says the next one follows a period nobody saw, so a crossing between the
             // last price and the next must not fire (docs/ALERTS.md, "Stale prices").
@@ -272,7 +273,7 @@ final class AlertWorker: @unchecked Sendable {
     private func subscribe(_ subscriber: AlertSubscriber, _ round: inout Round) {
         subscribers[subscriber.device, default: [:]][subscriber.id] = subscriber
         stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         let prefix = AlertStorage.outboxDevicePrefix(subscriber.device)
         // The device's outbox as of this point of the round; a `nil` alert is an entry that does not decode.
         var entries: [[UInt8]: V1.Alert?] = [:]
@@ -310,7 +311,7 @@ final class AlertWorker: @unchecked Sendable {
 
     /// Drops outbox entries past the expiry.
     private func sweepExpired(_ round: inout Round) {
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         var expired: [[UInt8]] = []
         try? database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
             if let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest { return .continue }
@@ -347,7 +348,7 @@ final class AlertWorker: @unchecked Sendable {
         // exactly what the lost ticks would have fired, and nothing twice.
         for (symbol, price) in round.lastPrices { unsavedLastPrices[symbol] = price }
         unsavedClock = unsavedClock || round.clockChanged
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = MonotonicClock.nanoseconds()
         if !round.batch.isEmpty || now &- lastPriceSave >= 1_000_000_000 || stopping {
             for (symbol, price) in unsavedLastPrices {
                 round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
@@ -376,10 +377,6 @@ final class AlertWorker: @unchecked Sendable {
                 post(.delivered(key: key, alertID: id))
             }
         }
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -20,7 +20,7 @@ extension HealthState {
     static func wire(_ stats: PriceSourceStats) -> V1.FeedSourceHealth {
         V1.FeedSourceHealth(
             name: stats.name, connected: stats.isConnected, lastMessageAgeMs: stats.lastMessageAgeMs ?? -1,
-            reconnects: stats.reconnects, gaps: stats.gaps, messagesPerSecond: PriceWire.decimal(stats.messagesPerSecond),
+            reconnects: stats.reconnects, gaps: stats.gaps, messagesPerSecond: V1.Decimal(stats.messagesPerSecond),
             messages: stats.messages, rejectedMessages: stats.rejectedMessages, lastError: stats.lastError)
     }
 }

@@ -1,19 +1,14 @@
 import CoinWatchModel
 import CoinWatchProto
 
-/// Conversions between the hub's validated values and their wire messages, and the checks on wire ticks.
+/// The hub's ticks to and from their wire messages, with the checks a tick from outside must pass.
 ///
-/// Kept in one place so PublishPrices, the persisted last prices and GetPrices apply the same rules.
+/// Kept in one place so PublishPrices, the persisted last prices and GetPrices apply the same rules. The decimal
+/// conversion itself is `ExactDecimal(validating:field:)` and `V1.Decimal(_:)`; the clocks are `WallClock` and
+/// `MonotonicClock`.
 enum PriceWire {
-    /// Largest scale a wire price may carry, as `coinwatch.proto` documents.
-    static let maxScale = UInt32(ExactDecimal.maxScale)
-
-    static func decimal(_ value: ExactDecimal) -> V1.Decimal {
-        V1.Decimal(mantissa: value.mantissa, scale: UInt32(value.scale))
-    }
-
     static func tick(_ tick: PriceTick) -> V1.Tick {
-        V1.Tick(symbol: tick.symbol.rawValue, price: decimal(tick.price), timeMs: tick.timeMs)
+        V1.Tick(symbol: tick.symbol.rawValue, price: V1.Decimal(tick.price), timeMs: tick.timeMs)
     }
 
     /// Validates a tick from the wire; `field` names it in errors (`ticks[3]`). A `time_ms` of 0 becomes `nowMs`.
@@ -33,11 +28,7 @@ enum PriceWire {
         guard let decimal else {
             throw ValidationError(field: field, rule: "is required")
         }
-        guard decimal.scale <= maxScale,
-              let value = ExactDecimal(mantissa: decimal.mantissa, scale: Int(decimal.scale))
-        else {
-            throw ValidationError(field: field, rule: "scale must be 0–\(maxScale) (got \(decimal.scale))")
-        }
+        let value = try ExactDecimal(validating: decimal, field: field)
         guard value > .zero else {
             throw ValidationError(field: field, rule: "must be greater than 0 (got \(value))")
         }

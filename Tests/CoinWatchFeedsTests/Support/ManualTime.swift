@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchService
 import Synchronization
@@ -13,7 +14,7 @@ final class ManualClock: FeedClock {
     func wallMs() -> Int64 { wallBase + monotonicNanos() / 1_000_000 }
 
     func advance(_ duration: Duration) {
-        nanos.withLock { $0 += duration.nanoseconds }
+        nanos.withLock { $0 += duration.inNanoseconds }
     }
 
     func set(_ value: Int64) {
@@ -48,7 +49,7 @@ final class ManualScheduler: FeedScheduler {
 
     /// Moves time forward by `duration`, running every timer that falls due on the way, at its time.
     func advance(_ duration: Duration) {
-        let end = manual.monotonicNanos() + duration.nanoseconds
+        let end = manual.monotonicNanos() + duration.inNanoseconds
         while let next = timers.enumerated().filter({ $0.element.due <= end }).min(by: { $0.element.due < $1.element.due }) {
             let timer = timers.remove(at: next.offset)
             if timer.due > manual.monotonicNanos() { manual.set(timer.due) }
