@@ -209,7 +209,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchFeedsTests",
-            dependencies: ["CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
+            dependencies: [
+                "CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
                 "CoinWatchTestSupport",
             ],
             swiftSettings: swiftSettings
