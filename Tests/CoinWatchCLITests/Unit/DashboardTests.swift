@@ -122,7 +122,7 @@ struct DashboardTests {
         #expect(model.rows["BTC"]?.history == ["64000", "64250.5"].map(price))
         #expect(model.rows["SOL"]?.isStale == true)
         let lines = DashboardView.render(model, now: start + .seconds(4), rows: 10, columns: 90, color: false)
-        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5 +0.39%"))
+        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5  +0.39%"))
         #expect(lines[2].contains("STALE 3.0s"))
         #expect(!lines[3].contains("STALE"))
         #expect(lines[4].hasPrefix("SOL") && lines[4].contains("STALE"))
