@@ -45,6 +45,39 @@ struct ReplayFeedTests {
         return (last, trades)
     }
 
+    /// The last price per symbol of a venue's sample (Coinbase's `"product_id":"BTC-USD"…"price":"…"`, Kraken's
+    /// `"symbol":"BTC/USD"…"price":…`), found with a pattern, independently of the adapters.
+    static func lastVenuePrices(_ file: String) throws -> (prices: [String: ExactDecimal], trades: Int) {
+        let text = try String(contentsOf: samples.appendingPathComponent(file), encoding: .utf8)
+        let trade = try NSRegularExpression(
+            pattern: #"\{[^{}]*"(?:product_id|symbol)":"([A-Z]+)[-/]USD"[^{}]*"price":"?([0-9.]+)"?[^{}]*\}|\{[^{}]*"price":"?([0-9.]+)"?[^{}]*"(?:product_id|symbol)":"([A-Z]+)[-/]USD"[^{}]*\}"#)
+        var last: [String: ExactDecimal] = [:]
+        var trades = 0
+        for match in trade.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let pick = { (index: Int) -> String? in Range(match.range(at: index), in: text).map { String(text[$0]) } }
+            guard let symbol = pick(1) ?? pick(4), let price = pick(2) ?? pick(3) else { continue }
+            last[symbol] = ExactDecimal(price)!
+            trades += 1
+        }
+        return (last, trades)
+    }
+
+    @Test(arguments: ["coinbase.jsonl", "kraken.jsonl"])
+    func venueSamplesReplayEveryTradeExactly(_ file: String) throws {
+        let recording = try ReplayRecording.load(path: Self.samples.appendingPathComponent(file).path)
+        #expect(recording.format == .jsonLines)
+        #expect(recording.skippedLines == 0)
+        #expect(recording.warnings.isEmpty)
+        let expected = try Self.lastVenuePrices(file)
+        #expect(expected.trades == 300)
+        #expect(recording.events.count == expected.trades)
+        #expect(recording.symbols.map(\.rawValue) == ["BTC", "ETH", "SOL"])
+        var last: [String: ExactDecimal] = [:]
+        for event in recording.events { last[event.symbol.rawValue] = event.price }
+        #expect(last == expected.prices)
+        #expect(recording.events.map(\.timeMs) == recording.events.map(\.timeMs).sorted())
+    }
+
     static func prices(_ hub: PriceHub) -> [String: ExactDecimal] {
         Dictionary(uniqueKeysWithValues: hub.latestPrices().map { ($0.symbol.rawValue, $0.price) })
     }
