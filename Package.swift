@@ -246,6 +246,18 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "FuzzWebSocket",
+            dependencies: ["CoinWatchFeeds"],
+            path: "Fuzz/FuzzWebSocket",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzVenues",
+            dependencies: ["CoinWatchFeeds", "CoinWatchModel"],
+            path: "Fuzz/FuzzVenues",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "FuzzMessages",
             dependencies: ["CoinWatchProto"],
             path: "Fuzz/FuzzMessages",

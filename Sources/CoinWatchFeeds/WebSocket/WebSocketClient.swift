@@ -172,7 +172,9 @@ public struct WebSocketClient: Sendable {
                 }
             }
         } catch {
-            failure = error
+            // The first violation wins: a message refused by the handler (text that is not UTF-8) came before
+            // whatever the parser then found in the bytes after it.
+            if failure == nil { failure = error }
         }
         if let failure {
             fail(failure)

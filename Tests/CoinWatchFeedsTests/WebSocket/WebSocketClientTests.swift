@@ -110,6 +110,21 @@ struct WebSocketClientTests {
         }
     }
 
+    @Test func theFirstViolationWinsWhateverFollowsInTheSameRead() throws {
+        // Found by FuzzWebSocket: text that is not UTF-8, then a stray continuation frame in the same read.
+        let bytes: [UInt8] = S.frame(0x1, [0x31, 0xBE]) + [0x00, 0x81, 0x02, 0x31]
+        var whole = try Self.client()
+        Self.feed(&whole, S.upgradeResponse())
+        #expect(Self.feed(&whole, bytes).error?.code == .invalidText)
+        var split = try Self.client()
+        Self.feed(&split, S.upgradeResponse())
+        var errors: [WebSocketError.Code] = []
+        for byte in bytes {
+            if let error = Self.feed(&split, [byte]).error { errors.append(error.code) }
+        }
+        #expect(errors == [.invalidText])
+    }
+
     @Test func aBadHandshakeClosesWithoutAFrame() throws {
         var client = try Self.client()
         let result = Self.feed(&client, Array("HTTP/1.1 404 Not Found\r\n\r\n".utf8))
