@@ -25,7 +25,8 @@ connection (the newest first when it matters):
   {"cmd": "drop"}                                            close the TCP connection without a close frame
   {"cmd": "silence"}                                         stop heartbeats and stop reading (no pongs)
   {"cmd": "resume"}                                          heartbeats and reading again
-  {"cmd": "flood", "symbol": "BTC", "count": N, "rate": R}   N trades at R per second (0 = as fast as possible)
+  {"cmd": "flood", "symbol": "BTC", "count": N, "rate": R}   N trades at R per second, each price carrying its send
+                                                             time in µs; rate 0: as fast as possible
   {"cmd": "quit"}
 """
 import argparse
@@ -259,30 +260,29 @@ class Exchange:
         emit(event="endless-sent", bytes=sent)
 
     async def flood(self, symbol, count, rate):
-        """`count` trades; at `rate` per second each carries its send time in ms as the price's decimals."""
+        """`count` trades. At `rate` per second each price carries its send time: `1.` then the wall clock in
+        microseconds (16 digits), so a client can measure latency from the price alone. At rate 0, as fast as the
+        socket takes them: a block of 1024 messages made once is written over and over, so the count is rounded up to
+        whole blocks (venues that number their trades then repeat ids; Finnhub's format has none)."""
         start = time.monotonic()
-        batch = []
-        for index in range(count):
-            if rate > 0:
-                due = start + index / rate
-                delay = due - time.monotonic()
+        if rate > 0:
+            for index in range(count):
+                delay = start + index / rate - time.monotonic()
                 if delay > 0:
-                    if batch:
-                        self.raw(b"".join(batch))
-                        batch = []
                     await asyncio.sleep(delay)
-                price = "1.%013d" % int(time.time() * 1000)   # the send time, recoverable from the price
+                price = "1.%016d" % int(time.time() * 1_000_000)
                 self.raw(frame(1, self.venue.trade(symbol, price).encode()))
-            else:
-                batch.append(frame(1, self.venue.trade(symbol, "%d.%02d" % (60000 + index % 1000, index % 100)).encode()))
-                if len(batch) >= 256:
-                    self.raw(b"".join(batch))
-                    batch = []
-                    for connection in list(self.connections):
-                        while connection.transport.get_write_buffer_size() > 4 << 20:
-                            await asyncio.sleep(0.0005)
-        if batch:
-            self.raw(b"".join(batch))
+        else:
+            block = b"".join(frame(1, self.venue.trade(symbol, "%d.%02d" % (60000 + i % 1000, i % 100)).encode())
+                             for i in range(1024))
+            sent = 0
+            while sent < count and self.connections:
+                self.raw(block)
+                sent += 1024
+                for connection in list(self.connections):
+                    while connection.transport.get_write_buffer_size() > 4 << 20 and not connection.transport.is_closing():
+                        await asyncio.sleep(0.0005)
+                await asyncio.sleep(0)
         emit(event="flood-sent", count=count, seconds=round(time.monotonic() - start, 6))
 
 

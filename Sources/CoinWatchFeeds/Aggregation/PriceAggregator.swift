@@ -116,24 +116,35 @@ public final class PriceAggregator: Sendable {
             out.reserveCapacity(ticks.count)
             let sourceCount = state.sourceNames.count
             for tick in ticks where !tick.isStale {
-                var entry = state.symbols[tick.symbol]
-                    ?? SymbolState(quotes: [], dueNanos: .max)
-                if entry.quotes.count < sourceCount {
-                    entry.quotes.append(contentsOf: repeatElement(nil, count: sourceCount - entry.quotes.count))
-                }
-                entry.quotes[source] = Quote(price: tick.price, timeMs: tick.timeMs, arrivedNanos: now)
-                if let (median, count, timeMs, due) = Self.median(entry.quotes, cutoff: cutoff, maxAge: maxAgeNanos) {
-                    entry.dueNanos = due
-                    entry.isStale = false
-                    entry.published = (median, count)
+                // Changed in place: taking the entry out and putting it back would copy its quotes every tick.
+                let maxAge = maxAgeNanos
+                let published = Self.update(
+                    &state.symbols[tick.symbol, default: SymbolState(quotes: [], dueNanos: .max)], source: source,
+                    sourceCount: sourceCount, quote: Quote(price: tick.price, timeMs: tick.timeMs, arrivedNanos: now),
+                    cutoff: cutoff, maxAge: maxAge)
+                if let (median, count, timeMs) = published {
                     out.append(PriceTick(symbol: tick.symbol, price: median, timeMs: timeMs, sources: count))
                 }
-                state.symbols[tick.symbol] = entry
             }
             guard !out.isEmpty else { return 0 }
             sink.publish(out)
             return ticks.count
         }
+    }
+
+    /// Records `quote` from `source` and returns the new median, its source count and time (nil: none fresh).
+    private static func update(
+        _ entry: inout SymbolState, source: Int, sourceCount: Int, quote: Quote, cutoff: Int64, maxAge: Int64
+    ) -> (ExactDecimal, UInt32, Int64)? {
+        if entry.quotes.count < sourceCount {
+            entry.quotes.append(contentsOf: repeatElement(nil, count: sourceCount - entry.quotes.count))
+        }
+        entry.quotes[source] = quote
+        guard let (median, count, timeMs, due) = median(entry.quotes, cutoff: cutoff, maxAge: maxAge) else { return nil }
+        entry.dueNanos = due
+        entry.isStale = false
+        entry.published = (median, count)
+        return (median, count, timeMs)
     }
 
     /// The median of the quotes that arrived after `cutoff`, their count, the newest time among them, and when

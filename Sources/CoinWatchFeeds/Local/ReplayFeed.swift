@@ -31,7 +31,8 @@ public final class ReplayFeed: PriceFeed {
     public let symbols: [Symbol]
     private let sink: any PriceSink
     private let thread = FeedThread(name: "cw-feed-replay")
-    /// One message per published batch.
+    /// One message per replayed trade (a recorded exchange message carries one), so its rate compares with a
+    /// live venue's.
     public let stats: SourceStatsRecorder
     private let published = Atomic<Int>(0)
     private let passes = Atomic<Int>(0)
@@ -132,7 +133,7 @@ public final class ReplayFeed: PriceFeed {
                 }
                 let taken = sink.publish(batch)
                 published.add(taken, ordering: .relaxed)
-                stats.received(messages: 1, prices: taken)
+                stats.received(messages: batch.count, prices: taken)
             }
             passes.add(1, ordering: .relaxed)
         } while options.loop && !thread.isStopping

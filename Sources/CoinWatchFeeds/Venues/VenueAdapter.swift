@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 
 /// How a source decides that its connection is dead.
@@ -126,7 +127,7 @@ enum VenueFields {
     /// Milliseconds since the epoch from an RFC 3339 time stamp; nil when absent.
     static func timestamp(_ value: TradeJSON.Value?, _ field: String) throws(VenueParseError) -> Int64? {
         guard let value else { return nil }
-        guard let text = value.string, let ms = TimestampText.milliseconds(text) else {
+        guard let text = value.string, let ms = WallClock.milliseconds(rfc3339: text) else {
             throw VenueParseError("\"\(field)\" is not an RFC 3339 time")
         }
         return ms

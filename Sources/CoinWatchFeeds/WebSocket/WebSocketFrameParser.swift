@@ -191,7 +191,7 @@ public struct WebSocketFrameParser: Sendable {
             }
             if opcode != .continuation { messageOpcode = opcode }
             collecting = true
-            messageBuffer.reserveCapacity(messageBuffer.count + Int(length))
+            reserve(messageBuffer.count + Int(length))
         }
         self.opcode = opcode
         self.isFinal = isFinal
@@ -200,6 +200,14 @@ public struct WebSocketFrameParser: Sendable {
         if remaining == 0 {
             try finishFrame(handle)
         }
+    }
+
+    /// Makes room for `needed` bytes of message: at least doubling (so a message of many small fragments costs
+    /// amortised linear copying), but never past the limit, so the buffer and the one it replaces never hold more
+    /// than one and a half times the limit between them.
+    private mutating func reserve(_ needed: Int) {
+        guard needed > messageBuffer.capacity else { return }
+        messageBuffer.reserveCapacity(min(max(needed, 2 * messageBuffer.capacity), maxMessageBytes))
     }
 
     // MARK: Payload

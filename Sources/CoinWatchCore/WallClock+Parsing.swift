@@ -1,8 +1,22 @@
-/// RFC 3339 time stamps as venues write them (`2024-06-10T12:34:56.789012Z`, `…+00:00`), to milliseconds since the
-/// Unix epoch, exactly and without a calendar library (whose locale and time zone settings a server must not depend
-/// on). Fractions beyond milliseconds are cut, not rounded, so a time never moves into the future.
-enum TimestampText {
-    static func milliseconds(_ text: String) -> Int64? {
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension WallClock {
+    /// Microseconds since the Unix epoch, rounded down: for latency measured between processes on one machine
+    /// (a benchmark's peer stamps its messages with the same clock).
+    public static func microseconds() -> Int64 {
+        var now = timespec()
+        // clock_gettime(2): fills the caller's timespec; CLOCK_REALTIME cannot fail with a valid pointer.
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) &* 1_000_000 &+ Int64(now.tv_nsec) / 1000
+    }
+
+    /// Milliseconds since the Unix epoch of an RFC 3339 time as exchanges write it (`2024-06-10T12:34:56.789012Z`,
+    /// `…+02:00`), or nil for any other text: the inverse of `iso8601(milliseconds:)`, read exactly and without a
+    /// calendar library (whose locale and time zone settings a server must not depend on). Fractions beyond
+    /// milliseconds are cut, not rounded, so a time never moves into the future.
+    public static func milliseconds(rfc3339 text: String) -> Int64? {
         let bytes = Array(text.utf8)
         var index = 0
         func number(_ digits: Int) -> Int? {
@@ -53,13 +67,14 @@ enum TimestampText {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = daysSinceEpoch(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
         return seconds * 1000 + Int64(millis)
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    /// Days since 1970-01-01 of a proleptic Gregorian date: the inverse of `civilDate(daysSinceEpoch:)` (400-year
+    /// eras of 146097 days).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
