@@ -18,7 +18,7 @@ struct DaemonOptions {
                        + "of their fresh prices (docs/FEEDS.md)."),
     ] + feedOptions + [
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
-                   help: "Require this token (Hello auth_token or 'authorization' metadata) for PublishPrices."),
+                   help: "Require this token for PublishPrices (Hello auth_token or 'authorization' metadata, as 'Bearer TOKEN' or bare)."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
                    help: "trace, debug, info, notice, warning or error."),
         OptionSpec("log-format", .value(placeholder: "text|json"), environment: "COINWATCH_LOG_FORMAT", default: "text",
