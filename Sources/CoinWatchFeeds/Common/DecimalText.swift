@@ -16,12 +16,21 @@ enum DecimalText {
     static func exactDecimal(_ text: Substring) throws(Failure) -> ExactDecimal {
         var digits = text
         var exponent = 0
-        if let marker = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+        // Searched byte by byte: prices are ASCII, and walking characters would break graphemes for nothing.
+        if let marker = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
             digits = text[..<marker]
-            guard let value = Int(text[text.index(after: marker)...]), abs(value) <= 40 else {
+            guard let value = Int(text[text.utf8.index(after: marker)...]), abs(value) <= 40 else {
                 throw Failure(text: String(text), reason: "the exponent is not a small whole number")
             }
             exponent = value
+        }
+        // The common case, no exponent: the digits as they stand.
+        if exponent == 0 && digits.endIndex == text.endIndex {
+            do {
+                return try ExactDecimal(parsing: String(text))
+            } catch {
+                throw Failure(text: String(text), reason: error.reason)
+            }
         }
         let base: ExactDecimal
         do {

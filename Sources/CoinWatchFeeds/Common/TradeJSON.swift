@@ -5,7 +5,9 @@
 /// (the replay's line limit, the WebSocket message limit) and `maxDepth`, so hostile input costs at most a
 /// message's worth of work.
 public enum TradeJSON {
-    public indirect enum Value: Sendable, Hashable {
+    /// Not `indirect`: objects and arrays already hold their elements in heap storage, and boxing every scalar
+    /// (each string and number of every message) cost an allocation apiece.
+    public enum Value: Sendable, Hashable {
         case object([Member])
         case array([Value])
         case string(String)
