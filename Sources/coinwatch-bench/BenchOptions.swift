@@ -32,6 +32,8 @@ struct BenchOptions {
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
+        OptionSpec("connect", .flag,
+                   help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
         OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
         OptionSpec("plain", .flag, help: "Feeds mode: ws:// instead of wss:// (no TLS)."),
         OptionSpec("coinwatchd", .value(placeholder: "PATH"), help: "Feeds mode: the coinwatchd to run (default: beside this tool)."),
@@ -88,6 +90,7 @@ struct BenchOptions {
     var token: String
     var json: Bool
     var redis: Bool
+    var connect: Bool
     var serverPID: Int?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -128,6 +131,7 @@ struct BenchOptions {
         token = parsed["token"] ?? ""
         json = parsed.has("json")
         redis = parsed.has("redis")
+        connect = parsed.has("connect")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
     }
 

@@ -92,7 +92,7 @@ enum VenueFields {
         guard let text = value?.numberText else { throw VenueParseError("missing \"\(field)\" (price)") }
         let price: ExactDecimal
         do {
-            price = try DecimalText.exactDecimal(text[...])
+            price = try TradeNumber.exactDecimal(text[...])
         } catch {
             throw VenueParseError("price \(error.description)")
         }

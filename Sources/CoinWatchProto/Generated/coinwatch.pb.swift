@@ -42,12 +42,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DIRECTION_BELOW`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DIRECTION_UNSPECIFIED"
-            case 1: "DIRECTION_ABOVE"
-            case 2: "DIRECTION_BELOW"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -265,14 +260,22 @@ extension V1 {
         /// `nil` when the field is absent from the wire; presence is meaningful.
         public var settings: V1.Settings? = nil
 
+        /// What the save did that is probably not what the caller meant, one
+        /// sentence each; the save itself succeeded. Today: a rule for a symbol the
+        /// server has never priced (a typo such as BTCC, or a symbol no feed
+        /// carries), which cannot fire until a feed or PublishPrices prices it.
+        public var warnings: [String] = []
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
-            settings: V1.Settings? = nil
+            settings: V1.Settings? = nil,
+            warnings: [String] = []
         ) {
             self.settings = settings
+            self.warnings = warnings
         }
     }
 }
@@ -435,6 +438,15 @@ extension V1 {
         /// from PublishPrices, or restored from the store at start).
         public var sources: UInt32 = 0
 
+        /// Set on the messages of the snapshot a stream starts with: one per followed
+        /// symbol that had a price when the stream started, in symbol order, before
+        /// any live update (a reader that is slow from the start may get a newer
+        /// price in its place). A stream whose symbols had no price yet has none.
+        public var snapshot: Bool = false
+
+        /// Set on the last message of the snapshot: every later message is live.
+        public var snapshotEnd: Bool = false
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
@@ -445,7 +457,9 @@ extension V1 {
             sourceTimeMs: Int64 = 0,
             sequence: UInt64 = 0,
             stale: Bool = false,
-            sources: UInt32 = 0
+            sources: UInt32 = 0,
+            snapshot: Bool = false,
+            snapshotEnd: Bool = false
         ) {
             self.symbol = symbol
             self.price = price
@@ -453,6 +467,8 @@ extension V1 {
             self.sequence = sequence
             self.stale = stale
             self.sources = sources
+            self.snapshot = snapshot
+            self.snapshotEnd = snapshotEnd
         }
     }
 }
@@ -721,12 +737,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `NOT_SERVING`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "UNKNOWN"
-                case 1: "SERVING"
-                case 2: "NOT_SERVING"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 
@@ -829,49 +840,56 @@ extension V1 {
         public static let getSettings = WireMethod<V1.GetSettingsRequest, V1.GetSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/GetSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Patches a device's settings, durably.
         public static let saveSettings = WireMethod<V1.SaveSettingsRequest, V1.SaveSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/SaveSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Deletes a device's settings.
         public static let deleteSettings = WireMethod<V1.DeleteSettingsRequest, V1.DeleteSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/DeleteSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
-        /// Streams live prices: a snapshot first, then updates.
+        /// Streams live prices: a snapshot first (marked), then updates.
         public static let streamPrices = WireMethod<V1.StreamPricesRequest, V1.PriceUpdate>(
             path: "coinwatch.v1.CoinWatch/StreamPrices",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// Reads the latest prices.
         public static let getPrices = WireMethod<V1.GetPricesRequest, V1.GetPricesResponse>(
             path: "coinwatch.v1.CoinWatch/GetPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Pushes ticks from an external feeder.
         public static let publishPrices = WireMethod<V1.PublishPricesRequest, V1.PublishPricesResponse>(
             path: "coinwatch.v1.CoinWatch/PublishPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams a device's alerts: pending ones first, then live ones.
         public static let streamAlerts = WireMethod<V1.StreamAlertsRequest, V1.Alert>(
             path: "coinwatch.v1.CoinWatch/StreamAlerts",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// The paths of every method, in declaration order.
@@ -899,7 +917,8 @@ extension V1 {
         public static let check = WireMethod<V1.HealthCheckRequest, V1.HealthCheckResponse>(
             path: "coinwatch.v1.Health/Check",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// The paths of every method, in declaration order.

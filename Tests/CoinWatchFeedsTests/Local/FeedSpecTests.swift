@@ -1,3 +1,4 @@
+import CoinWatchModel
 import Testing
 import CoinWatchService
 @testable import CoinWatchFeeds
