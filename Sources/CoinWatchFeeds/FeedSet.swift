@@ -2,6 +2,7 @@ public import CoinWatchLogging
 public import CoinWatchModel
 import CoinWatchRPC
 public import CoinWatchService
+import CoinWatchTLS
 import Dispatch
 import Synchronization
 
@@ -41,6 +42,8 @@ public final class FeedSet: PriceFeed {
     public let symbols: [Symbol]
     private let locals: [any PriceFeed]
     private let venuePlans: [VenuePlan]
+    /// The TLS client context of `wss://` venues (nil when none is configured).
+    private let tlsContext: TLSContext?
     private let logger: Logger
     private let running = Mutex(Running())
 
@@ -139,8 +142,27 @@ public final class FeedSet: PriceFeed {
         }
         self.locals = locals
         venuePlans = plans
+        tlsContext = try Self.tlsContext(for: plans, caFile: configuration.caFile)
         var seen = Set<Symbol>()
         symbols = (localSymbols + (plans.isEmpty ? [] : venueSymbols)).filter { seen.insert($0).inserted }
+    }
+
+    /// A client context that verifies certificates and host names against the system's CAs plus `caFile`, made
+    /// once (reading the trust store) when a venue uses `wss://` or a CA file is given, so a bad file fails at start.
+    private static func tlsContext(for plans: [VenuePlan], caFile: String?) throws(FeedError) -> TLSContext? {
+        guard caFile != nil || plans.contains(where: { $0.url.isSecure }) else { return nil }
+        do {
+            return try TLSContext(.client(caFile: caFile))
+        } catch {
+            let file = caFile.map { " (CA file '\($0)')" } ?? ""
+            throw FeedError(code: .tlsSetup, message: "cannot set up TLS for wss:// venues\(file): \(error.message)")
+        }
+    }
+
+    /// Checks that `caFile` can be trusted for `wss://` venues (a PEM file of certificates), so a bad file is refused
+    /// where the option is read.
+    public static func checkCAFile(_ caFile: String) throws(FeedError) {
+        _ = try tlsContext(for: [], caFile: caFile)
     }
 
     public var name: String {
@@ -190,7 +212,8 @@ public final class FeedSet: PriceFeed {
         let aggregator = self.aggregator
         loop.execute { [self] in
             let scheduler = EventLoopScheduler(loop: loop)
-            let dialer = ConnectionDialer(loop: loop, closeTimeout: .seconds(2))
+            let dialer = ConnectionDialer(
+                loop: loop, tls: tlsContext, handshakeTimeout: configuration.handshakeTimeout, closeTimeout: .seconds(2))
             var venues: [VenueSource] = []
             for plan in plans {
                 var venue = VenueSource.Configuration(url: plan.url, instruments: plan.instruments, liveness: plan.liveness)

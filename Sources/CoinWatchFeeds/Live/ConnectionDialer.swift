@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchTLS
 import Dispatch
 
 /// Opens venue connections as `Connection`s in byte-stream mode on the feeds' event loop.
@@ -6,15 +7,29 @@ import Dispatch
 /// `Connection.connect` resolves the host name on the calling thread, so dialing starts on a dispatch queue (DNS
 /// may take seconds; the loop must not wait for it); the connect itself, the reads and the writes then happen on
 /// the loop.
+///
+/// `wss://`: TLS (CoinWatchTLS over OpenSSL) goes on the connection as a transform before it starts, so the
+/// upgrade request queued at once waits inside the connection until the handshake is done. The session verifies
+/// the certificate chain against the context's trust (the system store plus `--ca-file`) and the URL's host name
+/// (or IP address); a handshake that fails closes the connection with OpenSSL's reason, which the source reports
+/// and backs off from like any failed connection.
 final class ConnectionDialer: FeedDialer {
     let loop: EventLoop
+    let tls: TLSClientTransforms?
     let connectTimeout: Duration
+    let handshakeTimeout: Duration
     let closeTimeout: Duration
     private static let resolver = DispatchQueue(label: "coinwatch.feeds.resolve", attributes: .concurrent)
 
-    init(loop: EventLoop, connectTimeout: Duration = .seconds(10), closeTimeout: Duration = .seconds(2)) {
+    /// - Parameter tls: the client context for `wss://` URLs; nil refuses them.
+    init(
+        loop: EventLoop, tls: TLSContext? = nil, connectTimeout: Duration = .seconds(10),
+        handshakeTimeout: Duration = .seconds(10), closeTimeout: Duration = .seconds(2)
+    ) {
         self.loop = loop
+        self.tls = tls.map { TLSClientTransforms(context: $0) }
         self.connectTimeout = connectTimeout
+        self.handshakeTimeout = handshakeTimeout
         self.closeTimeout = closeTimeout
     }
 
@@ -22,12 +37,14 @@ final class ConnectionDialer: FeedDialer {
         _ url: WebSocketURL, delegate: any FeedTransportDelegate,
         completion: @escaping (Result<any FeedTransport, FeedDialError>) -> Void
     ) {
-        guard !url.isSecure else {
-            completion(.failure(FeedDialError(kind: .tls, message: "wss:// needs TLS, which this build lacks")))
+        let tls = url.isSecure ? self.tls : nil
+        guard !url.isSecure || tls != nil else {
+            completion(.failure(FeedDialError(kind: .tls, message: "wss:// without a TLS client context")))
             return
         }
         let loop = self.loop
         let timeout = connectTimeout
+        let handshakeTimeout = self.handshakeTimeout
         let closeTimeout = self.closeTimeout
         // The completion and the delegate are loop-confined; they cross to the resolver thread and back untouched.
         let box = DialBox(delegate: delegate, completion: completion)
@@ -38,6 +55,18 @@ final class ConnectionDialer: FeedDialer {
                     let completion = box.completion
                     switch result {
                     case .success(let connection):
+                        if let tls {
+                            // The session is made on the loop that will own it (it is not Sendable).
+                            do throws(IOError) {
+                                let transform = try tls.makeClientTransform(host: url.host, port: url.port)
+                                connection.startTransform(transform, handshakeTimeout: handshakeTimeout)
+                            } catch {
+                                connection.close()
+                                completion(.failure(FeedDialError(
+                                    kind: .tls, message: "cannot start TLS with \(url.hostHeader): \(error)")))
+                                return
+                            }
+                        }
                         let transport = ConnectionTransport(
                             connection: connection, delegate: delegate, closeTimeout: closeTimeout)
                         transport.start()
