@@ -65,6 +65,11 @@ extension DaemonOptions {
             guard FileManager.default.isReadableFile(atPath: file) else {
                 throw UsageError("--ca-file: cannot read '\(file)'")
             }
+            do {
+                try FeedSet.checkCAFile(file)
+            } catch {
+                throw UsageError("--ca-file: \(error.message)")
+            }
             configuration.caFile = file
         }
         configuration.finnhubToken = parsed["finnhub-token"].flatMap { $0.isEmpty ? nil : $0 }

@@ -30,6 +30,7 @@ struct DaemonUsageTests {
         (["--feed", "binance", "--feed-url", "binance"], "error: --feed-url: 'binance' is not NAME=URL"),
         (["--feed", "finnhub"], "error: --finnhub-token: --feed finnhub needs an API token"),
         (["--ca-file", "/nonexistent/ca.pem"], "error: --ca-file: cannot read '/nonexistent/ca.pem'"),
+        (["--ca-file", "/etc/passwd"], "error: --ca-file: cannot set up TLS for wss:// venues (CA file '/etc/passwd')"),
         (["--max-price-age", "0s"], "error: --max-price-age: must be more than 0"),
         (["--max-price-age", "soon"], "error: --max-price-age: 'soon' is not a duration"),
         (["--usd-quotes", "USD,U S"], "error: --usd-quotes: 'U S' is not a currency code"),
