@@ -19,7 +19,7 @@ struct LiveFeedTests {
         let exchanges: [String: FakeExchange]
 
         init(_ spec: String, exchanges: [FakeExchange], symbols: [String] = ["BTC", "ETH"],
-             maxAge: Duration = .seconds(30), deadline: Duration = .seconds(30)) throws {
+             maxAge: Duration = .seconds(30), deadline: Duration = .seconds(30), caFile: String? = nil) throws {
             hub = try PriceHub()
             var configuration = FeedSet.Configuration()
             configuration.symbols = symbols.map { F.symbol($0) }
@@ -27,6 +27,7 @@ struct LiveFeedTests {
             configuration.backoff = Backoff.Configuration(base: .milliseconds(50), cap: .milliseconds(400),
                                                           errorFloor: .milliseconds(100))
             configuration.finnhubToken = "test-token"
+            configuration.caFile = caFile
             var byName: [String: FakeExchange] = [:]
             for exchange in exchanges {
                 byName[exchange.venue] = exchange
@@ -82,6 +83,75 @@ struct LiveFeedTests {
         #expect(stats.isConnected)
         #expect(stats.prices == 2)
         #expect(stats.lastError.isEmpty)
+    }
+
+    @Test func aVenueOverTLSIsVerifiedAgainstTheCAFile() async throws {
+        let pki = try await TestCertificates.shared()
+        let exchange = try FakeExchange(
+            venue: "coinbase", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
+        #expect(exchange.url().hasPrefix("wss://127.0.0.1:"))
+        let rig = try Rig("coinbase", exchanges: [exchange], caFile: pki.caFile)
+        defer { rig.stop() }
+        #expect(await Self.subscribed(exchange))
+        exchange.trade("BTC", "64250.00000001")
+        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64250.00000001") })
+        #expect(rig.stats("coinbase")?.isConnected == true)
+        #expect(rig.stats("coinbase")?.lastError.isEmpty == true)
+        // A drop over TLS reconnects (a new handshake) and resubscribes like one over TCP.
+        exchange.send(["cmd": "drop"])
+        #expect(await F.eventually { exchange.connections == 2 && exchange.messages.count == 2 })
+        exchange.trade("BTC", "64251")
+        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64251") })
+    }
+
+    @Test func certificatesThatDoNotVerifyAreRefusedAndOtherSourcesGoOn() async throws {
+        let pki = try await TestCertificates.shared()
+        // Each venue presents a certificate that must not be taken: for another host, expired, from a CA that is
+        // neither the system's nor in the CA file.
+        let wrongHost = try FakeExchange(
+            venue: "binance", certificate: (pki.wrongHost.certificateFile, pki.wrongHost.privateKeyFile))
+        let expired = try FakeExchange(
+            venue: "kraken", certificate: (pki.expiredServer.certificateFile, pki.expiredServer.privateKeyFile))
+        let untrusted = try FakeExchange(
+            venue: "finnhub",
+            certificate: (pki.untrustedServer.certificateFile, pki.untrustedServer.privateKeyFile))
+        let healthy = try FakeExchange(venue: "coinbase", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
+        let rig = try Rig(
+            "binance,kraken,finnhub,coinbase", exchanges: [wrongHost, expired, untrusted, healthy], symbols: ["BTC"],
+            caFile: pki.caFile)
+        defer { rig.stop() }
+        let refused = ["binance": "mismatch", "kraken": "certificate has expired", "finnhub": "certificate was refused"]
+        #expect(await F.eventually {
+            refused.allSatisfy { venue, text in rig.stats(venue)?.lastError.contains(text) == true }
+        }, "\(refused.keys.map { "\($0): \(rig.stats($0)?.lastError ?? "-")" })")
+        for (venue, _) in refused {
+            let stats = try #require(rig.stats(venue))
+            #expect(!stats.isConnected, "\(venue)")
+            #expect(stats.lastError.contains("TLS"), "\(venue): \(stats.lastError)")
+        }
+        // Nothing reached the fake exchanges' WebSocket handlers: no upgrade, no subscription.
+        #expect(wrongHost.connections == 0 && expired.connections == 0 && untrusted.connections == 0)
+        #expect(wrongHost.messages.isEmpty && expired.messages.isEmpty && untrusted.messages.isEmpty)
+        #expect(await Self.subscribed(healthy))
+        healthy.trade("BTC", "64000.5")
+        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64000.5") && rig.price("BTC")?.sources == 1 })
+    }
+
+    @Test func aCAFileThatIsNotPEMIsRefusedAtSetUp() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path + "/ca.pem"
+        try "not a certificate\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let hub = try PriceHub()
+        defer { hub.close() }
+        var configuration = FeedSet.Configuration()
+        configuration.caFile = file
+        configuration.urls["kraken"] = "wss://127.0.0.1:1/ws"
+        #expect {
+            _ = try FeedSet(spec: try FeedSpec(parsing: "kraken"), hub: hub, configuration: configuration)
+        } throws: { error in
+            (error as? FeedError)?.code == .tlsSetup
+        }
+        #expect(throws: FeedError.self) { try FeedSet.checkCAFile(file) }
     }
 
     @Test func anAbruptCloseReconnectsAndResubscribes() async throws {
