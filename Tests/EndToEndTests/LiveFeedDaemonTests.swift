@@ -61,6 +61,40 @@ struct LiveFeedDaemonTests {
         }
     }
 
+    @Test("a wss:// venue with --ca-file: prices flow; without the CA file the certificate is refused")
+    func secureVenue() async throws {
+        let pki = try await TestCertificates.shared()
+        let exchange = try FakeExchange(
+            venue: "kraken", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
+        let url = "kraken=\(exchange.url(path: "/ws"))"
+        #expect(url.hasPrefix("kraken=wss://"))
+        let server = try await ServerProcess.start(arguments: [
+            "--feed", "kraken", "--feed-url", url, "--symbols", "BTC", "--ca-file", pki.caFile,
+        ])
+        defer { server.stop() }
+        #expect(await Self.eventually { exchange.messages.count == 1 }, "\(server.log)")
+        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        exchange.trade("BTC", "64250.000001")
+        #expect(await Self.eventually {
+            (try? await client.prices(symbols: ["BTC"]))?.first?.price == V1.Decimal(mantissa: 64_250_000_001, scale: 6)
+        })
+        let health = try await client.healthCheck()
+        #expect(health.feeds.map(\.name) == ["kraken"])
+        #expect(health.feeds.first?.connected == true)
+
+        // The system's trust store alone does not know the test CA: the handshake fails, health says why.
+        let strict = try await ServerProcess.start(arguments: ["--feed", "kraken", "--feed-url", url, "--symbols", "BTC"])
+        defer { strict.stop() }
+        let strictClient = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: strict.port))
+        defer { strictClient.close() }
+        #expect(await Self.eventually {
+            (try? await strictClient.healthCheck())?.feeds.first?.lastError.contains("certificate") == true
+        })
+        #expect(try await strictClient.healthCheck().feeds.first?.connected == false)
+        #expect(exchange.connections == 1, "only the daemon with the CA file got through")
+    }
+
     @Test("Finnhub's token reaches the venue but never the log, also across a reconnect")
     func finnhubTokenStaysSecret() async throws {
         let exchange = try FakeExchange(venue: "finnhub")
