@@ -202,13 +202,19 @@ public struct WebSocketFrameParser: Sendable {
         }
     }
 
-    /// Makes room for `needed` bytes of message: at least doubling (so a message of many small fragments costs
-    /// amortised linear copying), but never past the limit, so the buffer and the one it replaces never hold more
-    /// than one and a half times the limit between them.
+    /// Makes room for `needed` bytes of message. Up to `directThreshold` the buffer at least doubles (a message of
+    /// many small fragments costs amortised linear copying); past it, it is made as large as the limit at once, so
+    /// no large buffer is ever copied into a larger one. Pages of that allocation are touched only as bytes arrive
+    /// (malloc hands out untouched memory for it), so resident memory follows what was received: at most the limit
+    /// plus the small buffer it replaced, never one and a half times the limit as doubling up to it would.
     private mutating func reserve(_ needed: Int) {
         guard needed > messageBuffer.capacity else { return }
-        messageBuffer.reserveCapacity(min(max(needed, 2 * messageBuffer.capacity), maxMessageBytes))
+        let capacity = needed > Self.directThreshold ? maxMessageBytes : max(needed, 2 * messageBuffer.capacity)
+        messageBuffer.reserveCapacity(min(capacity, maxMessageBytes))
     }
+
+    /// The message size past which the buffer goes straight to the limit.
+    static let directThreshold = 64 * 1024
 
     // MARK: Payload
 
