@@ -134,7 +134,10 @@ let package = Package(
         // MARK: Feeds
         .target(
             name: "CoinWatchFeeds",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore"],
+            dependencies: [
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore",
+                "CoinWatchMetrics",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -262,7 +265,7 @@ let package = Package(
             name: "CoinWatchFeedsTests",
             dependencies: [
                 "CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
-                "CoinWatchTestSupport",
+                "CoinWatchMetrics", "CoinWatchTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
