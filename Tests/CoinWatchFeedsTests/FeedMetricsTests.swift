@@ -11,6 +11,7 @@ struct FeedMetricsTests {
         binance.messages = 42
         binance.prices = 40
         binance.reconnects = 2
+        binance.failedConnections = 6
         binance.gaps = 1
         binance.missedMessages = 3
         binance.malformed = 4
@@ -30,6 +31,7 @@ struct FeedMetricsTests {
             #"coinwatch_feed_messages_total{source="binance"} 42"#,
             #"coinwatch_feed_prices_total{source="binance"} 40"#,
             #"coinwatch_feed_reconnects_total{source="binance"} 2"#,
+            #"coinwatch_feed_failed_connections_total{source="binance"} 6"#,
             #"coinwatch_feed_gaps_total{source="binance"} 1"#,
             #"coinwatch_feed_missed_messages_total{source="binance"} 3"#,
             #"coinwatch_feed_rejected_messages_total{source="binance",reason="malformed"} 4"#,
@@ -44,7 +46,7 @@ struct FeedMetricsTests {
 
     @Test func noSourcesMeansFamiliesWithoutSamples() {
         let families = FeedMetrics { [] }.collect()
-        #expect(families.count == 10)
+        #expect(families.count == 11)
         #expect(families.allSatisfy { $0.samples.isEmpty })
     }
 }

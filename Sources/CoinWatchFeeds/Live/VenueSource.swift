@@ -468,10 +468,12 @@ final class VenueSource: FeedTransportDelegate {
         let (failure, reason) = ending ?? (.connection, transportReason.map { "the connection ended: \($0)" }
             ?? "the connection ended")
         ending = nil
+        let neverOpened = phase == .connecting || phase == .handshaking
         phase = .waiting
         stats.update {
             $0.isConnected = false
             $0.lastError = reason
+            if neverOpened { $0.failedConnections &+= 1 }
         }
         let delay = backoff.delay(after: failure)
         if let suppressed = log.admit("reconnect", now: now) {

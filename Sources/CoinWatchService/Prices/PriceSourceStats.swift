@@ -19,6 +19,9 @@ public struct PriceSourceStats: Sendable, Hashable {
     public var prices: UInt64 = 0
     /// Connections made after the first.
     public var reconnects: UInt64 = 0
+    /// Connection attempts that ended before the WebSocket upgrade finished: refused, a certificate that did not
+    /// verify, a refused upgrade, a timeout.
+    public var failedConnections: UInt64 = 0
     /// Times a numbered message was found missing (each jump counts once).
     public var gaps: UInt64 = 0
     /// Numbered messages missing in those gaps.

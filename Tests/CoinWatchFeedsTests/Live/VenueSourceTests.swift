@@ -80,6 +80,7 @@ struct VenueSourceTests {
         rig.transport.reset()
         #expect(!rig.stats.snapshot.isConnected)
         #expect(rig.stats.snapshot.lastError.contains("connection reset by peer"))
+        #expect(rig.stats.snapshot.failedConnections == 0, "it had opened")
         #expect(rig.dialer.transports.count == 1)
         // The first failure after data waits up to 1 s (the injected draw takes the ceiling).
         rig.scheduler.advance(.milliseconds(999))
@@ -230,6 +231,7 @@ struct VenueSourceTests {
         #expect(rig.transport.closed)
         #expect(rig.transport.clientFrames.isEmpty)
         #expect(rig.stats.snapshot.lastError.hasPrefix("upgrade refused: Sec-WebSocket-Accept"))
+        #expect(rig.stats.snapshot.failedConnections == 1)
         #expect(!rig.stats.snapshot.isConnected)
         #expect(rig.scheduler.nextDue == 5_000_000_000)
     }
@@ -272,6 +274,7 @@ struct VenueSourceTests {
         #expect(rig.dialer.dialedURLs.count == 2)
         rig.scheduler.advance(.seconds(15))
         #expect(rig.stats.snapshot.lastError == "no WebSocket upgrade within 15 s")
+        #expect(rig.stats.snapshot.failedConnections == 2)
         #expect(rig.scheduler.pendingCount == 1)
     }
 
