@@ -59,10 +59,13 @@ struct LiveFeedTests {
         await F.eventually { exchange.messages.count >= count }
     }
 
-    @Test(arguments: ["binance", "coinbase", "kraken", "finnhub"])
-    func aVenuesTradesReachTheHubExactly(_ venue: String) async throws {
-        let exchange = try FakeExchange(venue: venue)
-        let rig = try Rig(venue, exchanges: [exchange])
+    @Test(arguments: ["binance", "coinbase", "kraken", "finnhub"], [false, true])
+    func aVenuesTradesReachTheHubExactly(_ venue: String, overTLS: Bool) async throws {
+        let pki = overTLS ? try await TestCertificates.shared() : nil
+        let exchange = try FakeExchange(
+            venue: venue, certificate: pki.map { ($0.server.certificateFile, $0.server.privateKeyFile) })
+        #expect(exchange.url().hasPrefix(overTLS ? "wss://" : "ws://"))
+        let rig = try Rig(venue, exchanges: [exchange], caFile: pki?.caFile)
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange, count: venue == "finnhub" ? 2 : 1))
         let expected: [String: [String]] = [
@@ -83,6 +86,7 @@ struct LiveFeedTests {
         #expect(stats.isConnected)
         #expect(stats.prices == 2)
         #expect(stats.lastError.isEmpty)
+        #expect(stats.failedConnections == 0)
     }
 
     @Test func aVenueOverTLSIsVerifiedAgainstTheCAFile() async throws {
@@ -127,6 +131,8 @@ struct LiveFeedTests {
         for (venue, _) in refused {
             let stats = try #require(rig.stats(venue))
             #expect(!stats.isConnected, "\(venue)")
+            #expect(stats.failedConnections >= 1, "\(venue)")
+            #expect(stats.reconnects == 0, "\(venue)")
             #expect(stats.lastError.contains("TLS"), "\(venue): \(stats.lastError)")
         }
         // Nothing reached the fake exchanges' WebSocket handlers: no upgrade, no subscription.
