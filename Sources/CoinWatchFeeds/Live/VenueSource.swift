@@ -210,7 +210,10 @@ final class VenueSource: FeedTransportDelegate {
 
     /// What one read amounted to, owned, so it is handled after the WebSocket state machine is done with the bytes.
     private enum ReadEvent {
-        case opened, text(String), binary(Int), activity
+        case opened
+        case text(String)
+        case binary(Int)
+        case activity
         case closed(UInt16?, String)
     }
 

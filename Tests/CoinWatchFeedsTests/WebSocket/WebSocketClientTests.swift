@@ -6,13 +6,18 @@ struct WebSocketClientTests {
     typealias S = ServerFrames
 
     enum Seen: Equatable {
-        case opened, text(String), binary([UInt8]), ping, pong, closed(UInt16?, String)
+        case opened
+        case text(String)
+        case binary([UInt8])
+        case ping
+        case pong
+        case closed(UInt16?, String)
     }
 
     static func client(max: Int = 1 << 20) throws -> WebSocketClient {
         var client = WebSocketClient(
             url: try WebSocketURL(parsing: "ws://127.0.0.1:1/"), configuration: .init(maxMessageBytes: max),
-            keyBytes: S.keyBytes, sha1: S.fakeDigest, maskKeys: { 0xA1B2C3D4 })
+            keyBytes: S.keyBytes, sha1: S.fakeDigest, maskKeys: { 0xA1B2_C3D4 })
         client.start()
         _ = client.takeOutput()
         return client

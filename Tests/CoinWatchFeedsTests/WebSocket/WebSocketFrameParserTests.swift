@@ -7,7 +7,11 @@ struct WebSocketFrameParserTests {
     typealias S = ServerFrames
 
     enum Seen: Equatable {
-        case text(String), binary([UInt8]), ping([UInt8]), pong([UInt8]), close(UInt16?, String)
+        case text(String)
+        case binary([UInt8])
+        case ping([UInt8])
+        case pong([UInt8])
+        case close(UInt16?, String)
     }
 
     /// Parses `bytes` in chunks of `chunk` bytes.
@@ -61,7 +65,7 @@ struct WebSocketFrameParserTests {
 
     @Test func violationsAreRefusedWithProtocolError() {
         let cases: [(String, [UInt8])] = [
-            ("masked", S.frame(0x1, Array("hi".utf8), mask: 0x01020304)),
+            ("masked", S.frame(0x1, Array("hi".utf8), mask: 0x0102_0304)),
             ("reserved bits", S.frame(0x1, Array("hi".utf8), rsv: 4)),
             ("unknown opcode", S.frame(0x3, [])),
             ("unknown control opcode", S.frame(0xB, [])),
