@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts|grpc-request> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|grpc-request> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -28,11 +28,13 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try IdleBenchmark(options: options).run()
     case "alerts":
         return try AlertBenchmark(options: options).run()
+    case "feeds":
+        return try FeedBenchmark(options: options, feed: FeedBenchOptions(parsed, options)).run()
     case "grpc-request":
         return try GRPCRequestFile(options: options.defaultingDevices(to: 1)).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts or grpc-request")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds or grpc-request")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle, alerts or grpc-request")
+        throw UsageError("missing mode: unary, stream, idle, alerts, feeds or grpc-request")
     }
 }

@@ -1,5 +1,6 @@
 import CoinWatchCommandLine
 import CoinWatchConnect
+import CoinWatchFeeds
 import CoinWatchHTTP
 import CoinWatchLogging
 import CoinWatchMetrics
@@ -28,7 +29,11 @@ struct Daemon {
         }
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+            let feed = options.feed
+            let feedConfiguration = options.feedConfiguration
+            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
+                try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+            }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -106,6 +111,7 @@ struct Daemon {
         registry.register(server.metrics)
         registry.register(service.metrics)
         let health = service.health
+        registry.register(FeedMetrics { [health] in health.feedSourceStats })
         var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
         configuration.cors = CORSPolicy(allowedOrigins: corsOrigins)
         _ = HTTPServer(rpc: server, configuration: configuration, logger: logger.labeled("http"))
@@ -113,7 +119,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration
