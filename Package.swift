@@ -7,7 +7,7 @@
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
 //   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
 //   runtime      CoinWatchRPC (epoll event loops, framing, calls)
-//   service      CoinWatchService, CoinWatchClient
+//   service      CoinWatchAuth, CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 import PackageDescription
 
@@ -95,6 +95,11 @@ let package = Package(
 
         // MARK: Service and client
         .target(
+            name: "CoinWatchAuth",
+            dependencies: ["CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS"],
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
@@ -178,6 +183,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchAuthTests",
+            dependencies: [
+                "CoinWatchAuth", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore", "CoinWatchRPC",
+                "CoinWatchTLS", "CoinWatchLogging",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
@@ -213,6 +226,12 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzConnection",
             dependencies: ["CoinWatchRPC", "CoinWatchProto"],
             path: "Fuzz/FuzzConnection",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzCredentials",
+            dependencies: ["CoinWatchAuth", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            path: "Fuzz/FuzzCredentials",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

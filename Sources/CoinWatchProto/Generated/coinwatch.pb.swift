@@ -265,14 +265,21 @@ extension V1 {
         /// `nil` when the field is absent from the wire; presence is meaningful.
         public var settings: V1.Settings? = nil
 
+        /// The device's secret, set only on the save that claimed a device without
+        /// one (docs/SECURITY.md): shown this once, never again. Later calls about
+        /// the device authenticate with it ("authorization: Bearer <secret>").
+        public var deviceSecret: String = ""
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
-            settings: V1.Settings? = nil
+            settings: V1.Settings? = nil,
+            deviceSecret: String = ""
         ) {
             self.settings = settings
+            self.deviceSecret = deviceSecret
         }
     }
 }

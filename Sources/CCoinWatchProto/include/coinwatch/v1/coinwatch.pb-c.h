@@ -252,10 +252,16 @@ struct  Coinwatch__V1__SaveSettingsResponse
    * The settings as stored after the save, with the new version.
    */
   Coinwatch__V1__Settings *settings;
+  /*
+   * The device's secret, set only on the save that claimed a device without
+   * one (docs/SECURITY.md): shown this once, never again. Later calls about
+   * the device authenticate with it ("authorization: Bearer <secret>").
+   */
+  char *device_secret;
 };
 #define COINWATCH__V1__SAVE_SETTINGS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__save_settings_response__descriptor) \
-    , NULL }
+    , NULL, (char *)protobuf_c_empty_string }
 
 
 typedef enum {

@@ -1,0 +1,165 @@
+@testable import CoinWatchAuth
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import Testing
+
+/// Every method against every kind of caller, with authorisation required: the table `docs/SECURITY.md` promises.
+@Suite("authorisation matrix")
+struct AuthorizerMatrixTests {
+    enum Caller: String, CaseIterable {
+        case none = "no credential"
+        case wrongKey = "a key that does not exist"
+        case keyWithoutScope = "a key without the scope"
+        case rightKey = "a key with the scope"
+        case otherDevice = "another device's secret"
+        case rightDevice = "the device's own secret"
+    }
+
+    /// Every method the server serves (and the device methods it will), with the scope it needs.
+    static let methods: [(path: String, scope: Scope?, isDeviceMethod: Bool)] = [
+        (V1.CoinWatch.getSettings.path, .settingsRead, true),
+        (V1.CoinWatch.saveSettings.path, .settingsWrite, true),
+        (V1.CoinWatch.deleteSettings.path, .settingsWrite, true),
+        (V1.CoinWatch.streamAlerts.path, .alertsRead, true),
+        (MethodPolicy.registerDevicePath, .devicesWrite, true),
+        (MethodPolicy.unregisterDevicePath, .devicesWrite, true),
+        (MethodPolicy.getDevicePath, .devicesWrite, true),
+        (V1.CoinWatch.getPrices.path, .pricesRead, false),
+        (V1.CoinWatch.streamPrices.path, .pricesRead, false),
+        (V1.CoinWatch.publishPrices.path, .pricesPublish, false),
+        (V1.Health.check.path, nil, false),
+        (V1.Admin.createKey.path, .admin, false),
+        (V1.Admin.listKeys.path, .admin, false),
+        (V1.Admin.revokeKey.path, .admin, false),
+        (V1.Admin.resetDevice.path, .admin, false),
+    ]
+
+    static func expected(_ caller: Caller, scope: Scope?, isDeviceMethod: Bool) -> RPCError.Code {
+        switch caller {
+        case .wrongKey: return .unauthenticated
+        case _ where scope == nil: return .ok
+        case .none: return .unauthenticated
+        case .keyWithoutScope, .otherDevice: return .permissionDenied
+        case .rightKey: return .ok
+        case .rightDevice: return isDeviceMethod ? .ok : .permissionDenied
+        }
+    }
+
+    @Test("each method answers each caller as documented", arguments: Caller.allCases)
+    func matrix(_ caller: Caller) throws {
+        // The limits have tests of their own; here every refusal must be the policy's.
+        let harness = try AuthHarness { $0.limits.failedAuthenticationRate = .unlimited }
+        for method in Self.methods {
+            let scope = method.scope ?? .admin
+            let token: String?
+            switch caller {
+            case .none: token = nil
+            case .wrongKey: token = "cwk_0123456789abcdef_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
+            case .keyWithoutScope: token = try harness.keyToken(ScopeSet(Scope.allCases.filter { $0 != scope }))
+            case .rightKey: token = try harness.keyToken(ScopeSet([scope]))
+            case .otherDevice: token = harness.otherPhoneToken
+            case .rightDevice: token = harness.phoneToken
+            }
+            let payload = AuthHarness.deviceRequest("phone-1")
+            for authorization in [token.map { "Bearer \($0)" }, token] {
+                let code = harness.check(method.path, authorization: authorization, payload: payload)
+                #expect(code == Self.expected(caller, scope: method.scope, isDeviceMethod: method.isDeviceMethod),
+                        "\(method.path) with \(caller.rawValue)")
+            }
+        }
+    }
+
+    @Test("every method the policy names has a rule, and a method without one is refused to everyone")
+    func everyMethodHasARule() throws {
+        let policy = MethodPolicy.coinWatch(publicPrices: false)
+        for path in V1.CoinWatch.methodPaths + V1.Health.methodPaths + V1.Admin.methodPaths {
+            #expect(policy.rule(for: path) != nil, "\(path)")
+        }
+        let harness = try AuthHarness()
+        let admin = try harness.keyToken(ScopeSet(Scope.allCases))
+        #expect(harness.check("coinwatch.v1.CoinWatch/Unlisted", authorization: admin) == .permissionDenied)
+        #expect(harness.check("coinwatch.v1.CoinWatch/Unlisted") == .unauthenticated)
+    }
+
+    @Test("a device secret works for its device in any spelling of the id, and for no other device")
+    func deviceSpellings() throws {
+        let harness = try AuthHarness()
+        let uuid = try DeviceID(validating: "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
+        let token = try #require(try harness.store.claim(uuid, issuedBy: "SaveSettings"))
+        for spelling in ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+                         "3f2504e0_4f89_11d3_9a0c_0305e82c3301"] {
+            #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: token,
+                                  payload: AuthHarness.deviceRequest(spelling)) == .ok, "\(spelling)")
+        }
+        #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: token,
+                              payload: AuthHarness.deviceRequest("3f2504e0-4f89-11d3-9a0c-0305e82c3302")) == .permissionDenied)
+        // The last occurrence of the field is the one a decoder keeps, and so the one checked.
+        let twice = AuthHarness.deviceRequest("3f2504e0-4f89-11d3-9a0c-0305e82c3301") + AuthHarness.deviceRequest("phone-1")
+        #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: token, payload: twice) == .permissionDenied)
+        #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: harness.phoneToken, payload: twice) == .ok)
+    }
+
+    @Test("a device call whose request names no valid device is INVALID_ARGUMENT for a device secret")
+    func badDeviceField() throws {
+        let harness = try AuthHarness()
+        for payload: [UInt8] in [[], [0x0A, 0x05, 0x61], AuthHarness.deviceRequest("not a device"), [0x0B]] {
+            #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: harness.phoneToken, payload: payload)
+                == .invalidArgument)
+        }
+        // A key with the scope does not depend on the device: the handler reports the bad request itself.
+        let key = try harness.keyToken(ScopeSet([.settingsRead]))
+        #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: key, payload: [0x0B]) == .ok)
+        // Fields other than the device's are stepped over, whatever their wire type.
+        let mixed: [UInt8] = [0x10, 0x96, 0x01, 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x25, 1, 2, 3, 4] + AuthHarness.deviceRequest("phone-1")
+        #expect(harness.check(V1.CoinWatch.getSettings.path, authorization: harness.phoneToken, payload: mixed) == .ok)
+    }
+
+    @Test("an anonymous caller may claim a device without a secret with SaveSettings or RegisterDevice, nothing else")
+    func trustOnFirstUse() throws {
+        let harness = try AuthHarness()
+        let fresh = AuthHarness.deviceRequest("new-phone")
+        #expect(harness.check(V1.CoinWatch.saveSettings.path, payload: fresh) == .ok)
+        #expect(harness.check(MethodPolicy.registerDevicePath, payload: fresh) == .ok)
+        #expect(harness.check(V1.CoinWatch.getSettings.path, payload: fresh) == .unauthenticated)
+        #expect(harness.check(V1.CoinWatch.deleteSettings.path, payload: fresh) == .unauthenticated)
+        #expect(harness.check(V1.CoinWatch.streamAlerts.path, payload: fresh) == .unauthenticated)
+        #expect(harness.check(V1.CoinWatch.saveSettings.path, payload: AuthHarness.deviceRequest("phone-1")) == .unauthenticated)
+        #expect(harness.check(V1.CoinWatch.saveSettings.path, payload: AuthHarness.deviceRequest("bad id!")) == .invalidArgument)
+    }
+
+    @Test("--public-prices opens price reads, and only them, to anonymous callers")
+    func publicPrices() throws {
+        let harness = try AuthHarness { $0.publicPrices = true }
+        #expect(harness.check(V1.CoinWatch.getPrices.path) == .ok)
+        #expect(harness.check(V1.CoinWatch.streamPrices.path) == .ok)
+        #expect(harness.check(V1.CoinWatch.publishPrices.path) == .unauthenticated)
+        #expect(harness.check(V1.CoinWatch.getSettings.path, payload: AuthHarness.deviceRequest("phone-1")) == .unauthenticated)
+        // A credential that is not valid is refused even where none is needed.
+        #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: "cwk_nope") == .unauthenticated)
+    }
+
+    @Test("with authorisation off everything is allowed, except PublishPrices when a publish token is set")
+    func authOff() throws {
+        let open = try AuthHarness { $0.mode = .off }
+        for method in Self.methods {
+            #expect(open.check(method.path, payload: AuthHarness.deviceRequest("phone-1")) == .ok)
+        }
+        let withToken = try AuthHarness(configure: { $0.mode = .off }, publishToken: "s3cret")
+        let publish = V1.CoinWatch.publishPrices.path
+        #expect(withToken.check(publish) == .unauthenticated)
+        #expect(withToken.check(publish, authorization: "wrong") == .unauthenticated)
+        #expect(withToken.check(publish, authorization: "s3cret") == .ok)
+        #expect(withToken.check(publish, authorization: "Bearer s3cret") == .ok)
+        #expect(withToken.check(publish, authorization: try withToken.keyToken(ScopeSet([.pricesPublish]))) == .ok)
+        #expect(withToken.check(publish, authorization: try withToken.keyToken(ScopeSet([.pricesRead]))) == .permissionDenied)
+        #expect(withToken.check(V1.CoinWatch.getSettings.path, payload: AuthHarness.deviceRequest("phone-1")) == .ok)
+    }
+
+    @Test("the publish token keeps working as a key with prices:publish when authorisation is required")
+    func publishTokenRequired() throws {
+        let harness = try AuthHarness(publishToken: "s3cret")
+        #expect(harness.check(V1.CoinWatch.publishPrices.path, authorization: "s3cret") == .ok)
+        #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: "s3cret") == .permissionDenied)
+    }
+}
