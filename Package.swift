@@ -103,6 +103,7 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+                "CoinWatchAuth",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -119,7 +120,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: [
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
+                "CoinWatchAuth", "CoinWatchProto",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -194,7 +198,7 @@ let package = Package(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchAuth",
             ],
             swiftSettings: swiftSettings
         ),

@@ -11,17 +11,19 @@ extension CoinWatchClient {
         return response.settings ?? V1.Settings()
     }
 
-    /// Patches the device's settings (only the symbols named change) and returns what is stored.
-    public func saveSettings(_ request: V1.SaveSettingsRequest, timeout: Duration? = nil) async throws(RPCError) -> V1.Settings {
-        let response = try await call(V1.CoinWatch.saveSettings, request, timeout: timeout)
-        return response.settings ?? V1.Settings()
+    /// Patches the device's settings (only the symbols named change) and returns what is stored, with the
+    /// device's secret when this save claimed a device that had none (`device_secret`, shown only this once).
+    public func saveSettings(
+        _ request: V1.SaveSettingsRequest, timeout: Duration? = nil
+    ) async throws(RPCError) -> V1.SaveSettingsResponse {
+        try await call(V1.CoinWatch.saveSettings, request, timeout: timeout)
     }
 
     /// Sets one symbol's thresholds (nil or zero = off); other symbols keep theirs.
     public func setRule(
         device: String, symbol: String, below: ExactDecimal?, above: ExactDecimal?, expectedVersion: UInt64? = nil,
         timeout: Duration? = nil
-    ) async throws(RPCError) -> V1.Settings {
+    ) async throws(RPCError) -> V1.SaveSettingsResponse {
         var request = V1.SaveSettingsRequest(deviceID: device)
         request.setRules[symbol] = V1.AlertRule(below: below.map(V1.Decimal.init), above: above.map(V1.Decimal.init))
         request.precondition = expectedVersion.map { .expectedVersion($0) }
@@ -31,7 +33,7 @@ extension CoinWatchClient {
     /// Removes one symbol's rule; other symbols keep theirs.
     public func removeRule(
         device: String, symbol: String, expectedVersion: UInt64? = nil, timeout: Duration? = nil
-    ) async throws(RPCError) -> V1.Settings {
+    ) async throws(RPCError) -> V1.SaveSettingsResponse {
         var request = V1.SaveSettingsRequest(deviceID: device, removeSymbols: [symbol])
         request.precondition = expectedVersion.map { .expectedVersion($0) }
         return try await saveSettings(request, timeout: timeout)

@@ -6,6 +6,9 @@ public struct ParsedArguments: Sendable {
     public private(set) var flags: Set<String>
     /// Arguments that are not options, in order.
     public private(set) var positionals: [String]
+    /// Every value given on the command line for each option, in order, for options that may be repeated
+    /// (`--scope a --scope b`); `values` keeps the last.
+    public private(set) var givenValues: [String: [String]] = [:]
 
     public init(values: [String: String] = [:], flags: Set<String> = [], positionals: [String] = []) {
         self.values = values
@@ -16,6 +19,12 @@ public struct ParsedArguments: Sendable {
     public subscript(name: String) -> String? { values[name] }
 
     public func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// Every value of a repeatable option: those given on the command line, or else the one from the environment
+    /// or the default (none if neither).
+    public func all(_ name: String) -> [String] {
+        givenValues[name] ?? values[name].map { [$0] } ?? []
+    }
 
     /// The value of `name` converted by `transform`, or a usage error naming the option.
     public func value<T>(_ name: String, as what: String, _ transform: (String) -> T?) throws(UsageError) -> T? {
@@ -79,13 +88,16 @@ public struct ParsedArguments: Sendable {
                 guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
                 result.flags.insert(name)
             case .value:
+                let value: String
                 if let inlineValue {
-                    result.values[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < arguments.count else { throw UsageError("--\(name) needs a value") }
-                    result.values[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 }
+                result.values[name] = value
+                result.givenValues[name, default: []].append(value)
             }
         }
         for option in options {

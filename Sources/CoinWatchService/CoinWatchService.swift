@@ -1,3 +1,4 @@
+public import CoinWatchAuth
 public import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -17,6 +18,8 @@ public final class CoinWatchService: Sendable {
         public var feed = "sim"
         /// When set, PublishPrices requires it.
         public var publishToken: String?
+        /// When set, a device's first save issues its secret (see `DeviceClaims`).
+        public var deviceClaims: DeviceClaims?
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
         public var slowSubscriberTimeout: Duration = .seconds(10)
         public var alerts = AlertService.Configuration()
@@ -80,7 +83,7 @@ public final class CoinWatchService: Sendable {
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
+        settings.methods(claims: configuration.deviceClaims) + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.

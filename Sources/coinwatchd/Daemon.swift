@@ -1,3 +1,4 @@
+import CoinWatchAuth
 import CoinWatchCommandLine
 import CoinWatchLogging
 import CoinWatchModel
@@ -23,6 +24,17 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
             return 1
         }
+        let credentials: CredentialStore
+        do {
+            credentials = try CredentialStore(database: database, publishToken: options.publishToken)
+        } catch {
+            database.close()
+            logger.error("cannot load the credentials", ["data": options.dataDirectory, "reason": error.message])
+            CommandRunner.printError("coinwatchd: cannot load the credentials in \(options.dataDirectory): \(error.message)")
+            return 1
+        }
+        var serviceConfiguration = self.serviceConfiguration
+        serviceConfiguration.deviceClaims = DeviceClaims(credentials: credentials, mode: .off)
         let service: CoinWatchService
         do {
             service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)

@@ -44,7 +44,7 @@ struct DaemonOptions {
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
-    static let usage = "coinwatchd [options]\n       coinwatchd repair --data DIR"
+    static let usage = "coinwatchd [options]\n       coinwatchd repair --data DIR\n       coinwatchd keys|devices … (see coinwatchd keys --help)"
 
     static let help = HelpText.render(
         usage: usage,
@@ -57,6 +57,8 @@ struct DaemonOptions {
         sections: [("COMMANDS", """
               (none)    serve
               repair    recover what LevelDB can from a damaged data directory, then exit
+              keys      create, list and revoke service keys (coinwatchd keys --help)
+              devices   reset a device's secret (coinwatchd keys --help)
             """)])
 
     var rpc = RPCServer.Configuration()

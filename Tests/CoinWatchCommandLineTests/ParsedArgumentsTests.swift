@@ -19,6 +19,16 @@ struct ParsedArgumentsTests {
         #expect(try ParsedArguments.parse(["--listen=h:3"], options: options, environment: env)["listen"] == "h:3")
     }
 
+    @Test("a repeated option keeps every value in order; the last one is its single value")
+    func repeated() throws {
+        let parsed = try ParsedArguments.parse(["--listen", "a:1", "--listen=b:2"], options: options)
+        #expect(parsed.all("listen") == ["a:1", "b:2"])
+        #expect(parsed["listen"] == "b:2")
+        #expect(try ParsedArguments.parse([], options: options).all("listen") == ["127.0.0.1:7878"])
+        #expect(try ParsedArguments.parse([], options: options, environment: ["COINWATCH_LISTEN": "c:3"]).all("listen") == ["c:3"])
+        #expect(try ParsedArguments.parse([], options: options).all("json").isEmpty)
+    }
+
     @Test("flags, short aliases, positionals and --")
     func shapes() throws {
         let parsed = try ParsedArguments.parse(["get", "-h", "--json", "--", "--not-an-option", "-5"], options: options)

@@ -58,10 +58,12 @@ enum SettingsCommand {
     static func set(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         let change = try usage(CommandCatalog.settingsSet) { () throws(UsageError) in try RuleChange(parsed) }
         let session = context.session
-        let settings = try context.run { () throws(CLIError) in
+        let saved = try context.run { () throws(CLIError) in
             try await session.call { client throws(RPCError) in try await apply(change, client: client) }
         }
-        context.emit(Presenter.settingsText(settings), json: Presenter.settingsJSON(settings))
+        context.emit(
+            Presenter.savedSettingsText(saved),
+            json: Presenter.savedSettingsJSON(saved))
         return ExitStatus.ok
     }
 
@@ -69,7 +71,7 @@ enum SettingsCommand {
     /// change is a read-merge-write guarded by the version that was read: a concurrent save makes it
     /// fail with ABORTED and it is redone on fresh data. With `--expect-version` the user's version
     /// guards it instead, and ABORTED is reported, not retried.
-    static func apply(_ change: RuleChange, client: CoinWatchClient) async throws(RPCError) -> V1.Settings {
+    static func apply(_ change: RuleChange, client: CoinWatchClient) async throws(RPCError) -> V1.SaveSettingsResponse {
         if change.remove {
             return try await client.removeRule(
                 device: change.device, symbol: change.symbol, expectedVersion: change.expectedVersion)

@@ -81,6 +81,7 @@ final class SettingsWriter: Sendable {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(requests.count)
         var changes: [SettingsChange] = []
+        var attachedWrites: [(key: [UInt8], value: [UInt8])] = []
         for request in requests {
             switch request {
             case .save(let command, _):
@@ -91,6 +92,7 @@ final class SettingsWriter: Sendable {
                     staged[key] = .some(settings)
                     changes.append(SettingsChange(device: command.device, old: current, new: settings))
                     outcomes.append(.saved(settings))
+                    if let attached = command.attachedWrite { attachedWrites.append(attached) }
                 case .failure(let error):
                     outcomes.append(.failed(error))
                 }
@@ -111,7 +113,7 @@ final class SettingsWriter: Sendable {
 
         var records: [String: [UInt8]] = [:]
         if !staged.isEmpty {
-            let (storeError, written) = write(staged)
+            let (storeError, written) = write(staged, attachedWrites)
             records = written
             if let storeError {
                 statistics.withLock { stats in
@@ -169,8 +171,11 @@ final class SettingsWriter: Sendable {
 
     /// Writes the round's final state of every changed device; the error (nil on success) and each saved device's
     /// encoded record, which the table's response is made from without encoding again.
-    private func write(_ staged: [String: V1.Settings?]) -> (StoreError?, [String: [UInt8]]) {
+    private func write(
+        _ staged: [String: V1.Settings?], _ attachedWrites: [(key: [UInt8], value: [UInt8])]
+    ) -> (StoreError?, [String: [UInt8]]) {
         var batch = WriteBatch()
+        for attached in attachedWrites { batch.put(attached.key, attached.value) }
         var records: [String: [UInt8]] = [:]
         records.reserveCapacity(staged.count)
         for (key, settings) in staged {
