@@ -56,6 +56,10 @@ let package = Package(
 
         // MARK: Storage and wire
         .target(
+            name: "CoinWatchCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchProto",
             dependencies: ["CCoinWatchProto"],
             swiftSettings: swiftSettings
@@ -67,6 +71,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -89,46 +94,53 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: hotPathSettings
         ),
 
         // MARK: Service and client
         .target(
             name: "CoinWatchAuth",
-            dependencies: ["CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS"],
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS",
+                "CoinWatchCore",
+            ],
             swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchAuth",
+                "CoinWatchCore", "CoinWatchAuth",
             ],
             swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Executables
         .target(
             name: "CoinWatchCommandLine",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "coinwatchd",
             dependencies: [
                 "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
-                "CoinWatchAuth", "CoinWatchProto",
+                "CoinWatchAuth", "CoinWatchProto", "CoinWatchCore",
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchCLI",
-            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
+                "CoinWatchCore",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -140,7 +152,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
-                "CoinWatchCommandLine",
+                "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -149,6 +161,11 @@ let package = Package(
         .target(
             name: "CoinWatchTestSupport",
             path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCoreTests",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -168,7 +185,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -183,7 +200,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -198,7 +215,7 @@ let package = Package(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchAuth",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchAuth",
             ],
             swiftSettings: swiftSettings
         ),
@@ -228,7 +245,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import CoinWatchAuth
 import CoinWatchCommandLine
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
@@ -167,8 +168,6 @@ enum CredentialCommands {
     }
 
     static func timestamp(_ ms: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        WallClock.iso8601(milliseconds: ms)
     }
 }

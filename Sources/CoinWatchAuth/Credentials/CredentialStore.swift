@@ -1,12 +1,10 @@
+import CoinWatchCore
 public import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchStore
 import CoinWatchTLS
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Every credential the server accepts, in memory, backed by LevelDB (`AuthStorage`).
 ///
@@ -50,13 +48,13 @@ public final class CredentialStore: Sendable {
     ///
     /// - Parameters:
     ///   - publishToken: the `--publish-token`, accepted as a key with `prices:publish`; nil or empty for none.
-    ///   - clock: milliseconds since the Unix epoch, for creation and revocation times.
+    ///   - clock: milliseconds since the Unix epoch, for creation and revocation times (the wall clock by default).
     public init(
         database: Database?, publishToken: String? = nil,
-        clock: @escaping @Sendable () -> Int64 = { CredentialStore.nowMs() }
+        clock: (@Sendable () -> Int64)? = nil
     ) throws(AuthError) {
         self.database = database
-        self.clock = clock
+        self.clock = clock ?? { WallClock.milliseconds() }
         var keyTable: [String: StoredKey] = [:]
         var shards = [[String: DeviceState]](repeating: [:], count: Self.shardCount)
         if let database {
@@ -304,14 +302,6 @@ public final class CredentialStore: Sendable {
         var hasher = Hasher()
         hasher.combine(device.rawValue)
         return Int(UInt(bitPattern: hasher.finalize()) % UInt(shardCount))
-    }
-
-    /// Milliseconds since the Unix epoch.
-    public static func nowMs() -> Int64 {
-        var spec = timespec()
-        // clock_gettime: fills the caller's timespec; CLOCK_REALTIME cannot fail with a valid pointer.
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
     }
 }
 

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Synchronization
 
 /// Failed authentications per address: how many may be tried, and when to log them.
@@ -24,8 +25,7 @@ final class FailureTracker: Sendable {
 
     init(rate: RateLimit, logInterval: Duration, capacity: Int) {
         self.rate = rate
-        let (seconds, attoseconds) = logInterval.components
-        interval = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        interval = logInterval.inNanoseconds
         table = Mutex(TrackedTable(capacity: capacity))
     }
 

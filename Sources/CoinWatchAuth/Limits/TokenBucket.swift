@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Synchronization
 
 /// A token bucket: `rate` tokens a second up to `burst`; each admitted event takes one.
@@ -98,7 +99,7 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
 extension Duration {
     /// Whole milliseconds, rounded up (a retry hint is never early).
     var wholeMillisecondsRoundedUp: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let nanoseconds = inNanoseconds
+        return nanoseconds / 1_000_000 + (nanoseconds % 1_000_000 > 0 ? 1 : 0)
     }
 }

@@ -1,4 +1,5 @@
 public import CoinWatchModel
+import CoinWatchProto
 public import CoinWatchRPC
 
 /// The device a request is about, read from its bytes without decoding the message.

@@ -2,7 +2,7 @@ import CoinWatchAlertEngine
 public import CoinWatchLogging
 public import CoinWatchModel
 import CoinWatchProto
-public import CoinWatchRPC
+import CoinWatchRPC
 public import CoinWatchStore
 import Dispatch
 import Foundation
@@ -31,13 +31,19 @@ public final class AlertService: Sendable {
 
     public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
                             logger: Logger = .disabled) throws {
-        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil)
+        try self.init(
+            database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
+            rulesAtLoad: nil)
     }
 
-    /// - Parameter armStates: the arm states, if the caller already started reading them (on another thread,
-    ///   while the settings loaded); read here otherwise.
-    init(database: Database, settings: SettingsStore, configuration: Configuration, logger: Logger,
-         armStates: BackgroundResult<AlertStorage.LoadedStates>?) throws {
+    /// - Parameters:
+    ///   - armStates: the arm states, if the caller already started reading them (on another thread, while the
+    ///     settings loaded); read here otherwise.
+    ///   - rulesAtLoad: every device's rules as the settings store's load read them (its `onLoadedRule` hook), if
+    ///     the caller collected them; used when no change was committed since, else the rules are read again.
+    init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
+         logger: Logger = .disabled, armStates: BackgroundResult<AlertStorage.LoadedStates>?,
+         rulesAtLoad: [RuleRecord]?) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
@@ -52,7 +58,10 @@ public final class AlertService: Sendable {
         }
         let worker = self.worker
         var loadError: (any Error)?
-        settings.observeChanges(initialRules: { rules in
+        settings.observeChangesSinceLoad({ changedSinceLoad in
+            // Decoding a million messages for their rules was most of the alert service's start-up: the rules the
+            // load read are taken when they are still current.
+            let rules = (changedSinceLoad ? nil : rulesAtLoad) ?? AlertStorage.ruleRecords(from: settings)
             do {
                 try worker.load(rules: rules, states: try armStates.value(), lastPrices: prices.lastPrices, clock: prices.clock)
             } catch {
@@ -77,27 +86,6 @@ public final class AlertService: Sendable {
     /// Stops the alert thread after it finished what was queued. Idempotent.
     public func close() {
         worker.stop()
-    }
-
-    /// `StreamAlerts`: pending outbox first, then live alerts, until cancelled. INVALID_ARGUMENT for a bad
-    /// `device_id`, UNAVAILABLE once the service is closing.
-    public var methods: [RPCMethod] {
-        [
-            .serverStream(V1.CoinWatch.streamAlerts, onLoop: { request, stream throws(RPCError) in
-                let device: DeviceID
-                do throws(ValidationError) {
-                    device = try DeviceID(validating: request.deviceID, field: "device_id")
-                } catch {
-                    throw RPCError(code: .invalidArgument, message: error.description)
-                }
-                let subscriber = AlertSubscriber(id: self.worker.nextSubscriberID(), device: device, stream: stream)
-                stream.onTerminate { _ in self.worker.post(.unsubscribe(device, subscriber.id)) }
-                // After `close()` nothing would ever be sent: end the call instead of leaving it open and silent.
-                guard self.worker.post(.subscribe(subscriber)) else {
-                    throw RPCError(code: .unavailable, message: "the alert service is shutting down")
-                }
-            }),
-        ]
     }
 }
 

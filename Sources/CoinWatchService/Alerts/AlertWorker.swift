@@ -1,4 +1,5 @@
 import CoinWatchAlertEngine
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -46,7 +47,7 @@ final class AlertWorker: @unchecked Sendable {
     /// Alert-thread state: last prices and clock not yet written (see `commit`).
     private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
     private var unsavedClock = false
-    private var lastPriceSave: UInt64 = 0
+    private var lastPriceSave: Int64 = 0
     private var stopping = false
     private var started = false
 
@@ -139,7 +140,7 @@ final class AlertWorker: @unchecked Sendable {
     // MARK: The alert thread
 
     private func run() {
-        var lastSweep = DispatchTime.now()
+        var lastSweep = MonotonicClock.nanoseconds()
         while true {
             _ = wake.wait(timeout: .now() + 60)
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
@@ -152,9 +153,9 @@ final class AlertWorker: @unchecked Sendable {
             }
             var round = Round()
             for job in jobs { handle(job, &round) }
-            if DispatchTime.now().uptimeNanoseconds - lastSweep.uptimeNanoseconds > 60_000_000_000 {
+            if MonotonicClock.nanoseconds() - lastSweep > 60_000_000_000 {
                 sweepExpired(&round)
-                lastSweep = .now()
+                lastSweep = MonotonicClock.nanoseconds()
             }
             self.stopping = stopping
             commit(&round)
@@ -214,7 +215,7 @@ final class AlertWorker: @unchecked Sendable {
     }
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = WallClock.milliseconds()
         for tick in ticks {
             result.removeAll()
             do {
@@ -260,7 +261,7 @@ final class AlertWorker: @unchecked Sendable {
     private func subscribe(_ subscriber: AlertSubscriber, _ round: inout Round) {
         subscribers[subscriber.device, default: [:]][subscriber.id] = subscriber
         stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         let prefix = AlertStorage.outboxDevicePrefix(subscriber.device)
         // The device's outbox as of this point of the round; a `nil` alert is an entry that does not decode.
         var entries: [[UInt8]: V1.Alert?] = [:]
@@ -298,7 +299,7 @@ final class AlertWorker: @unchecked Sendable {
 
     /// Drops outbox entries past the expiry.
     private func sweepExpired(_ round: inout Round) {
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         var expired: [[UInt8]] = []
         try? database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
             if let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest { return .continue }
@@ -335,7 +336,7 @@ final class AlertWorker: @unchecked Sendable {
         // exactly what the lost ticks would have fired, and nothing twice.
         for (symbol, price) in round.lastPrices { unsavedLastPrices[symbol] = price }
         unsavedClock = unsavedClock || round.clockChanged
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = MonotonicClock.nanoseconds()
         if !round.batch.isEmpty || now &- lastPriceSave >= 1_000_000_000 || stopping {
             for (symbol, price) in unsavedLastPrices {
                 round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
@@ -364,10 +365,6 @@ final class AlertWorker: @unchecked Sendable {
                 post(.delivered(key: key, alertID: id))
             }
         }
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
 

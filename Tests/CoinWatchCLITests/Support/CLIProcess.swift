@@ -34,6 +34,9 @@ final class CLIProcess: Sendable {
         }
         if let value = inherited["SWIFT_BACKTRACE"] { environment["SWIFT_BACKTRACE"] = value }
         if let server { environment["COINWATCH_SERVER"] = server }
+        // A generous call deadline: on a busy machine a durable save in a debug build can take seconds. Tests of
+        // the deadline itself pass their own --timeout.
+        environment["COINWATCH_TIMEOUT"] = "60s"
         environment.merge(extra) { $1 }
         return environment
     }
@@ -60,10 +63,24 @@ final class CLIProcess: Sendable {
         timeout: Duration = CLIProcess.defaultTimeout, sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: (String) -> Bool
     ) async throws {
+        try await wait(until: condition(stdout), "output", timeout: timeout, sourceLocation: sourceLocation)
+    }
+
+    /// Waits (bounded) until `condition` holds for stderr.
+    func waitForError(
+        timeout: Duration = CLIProcess.defaultTimeout, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: (String) -> Bool
+    ) async throws {
+        try await wait(until: condition(stderr), "stderr", timeout: timeout, sourceLocation: sourceLocation)
+    }
+
+    private func wait(
+        until condition: @autoclosure () -> Bool, _ what: String, timeout: Duration, sourceLocation: SourceLocation
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
-        while !condition(stdout) {
+        while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("output never matched; stdout:\n\(stdout)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
+                Issue.record("\(what) never matched; stdout:\n\(stdout)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
                 throw CancellationError()
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -1,17 +1,9 @@
 import CoinWatchProto
 public import CoinWatchRPC
-import Synchronization
 
-/// `Health/Check`: SERVING once the store is open and the feed runs.
-public final class HealthState: Sendable {
-    private let serving = Atomic<Bool>(false)
-
-    public init() {}
-
-    public func setServing(_ value: Bool) { serving.store(value, ordering: .releasing) }
-
-    public var isServing: Bool { serving.load(ordering: .acquiring) }
-
+extension HealthState {
+    /// `Health/Check`: SERVING once the store is open and the feed runs; NOT_FOUND for a service this server does not
+    /// know.
     public var methods: [RPCMethod] {
         [
             .unary(V1.Health.check, inline: { request, _ throws(RPCError) in
