@@ -25,9 +25,11 @@ public func fuzzCredentialsOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
 }
 
 private func checkParsing(_ value: [UInt8], source: AuthorizationValue.Source) {
-    guard let token = try? AuthorizationValue.token(in: value, source: source) else { return }
-    guard !token.isEmpty, token.allSatisfy({ $0 != 0x20 }) || token.first != 0x20 else {
-        fatalError("an empty or space-led token came out of \(value)")
+    let text = String(decoding: value, as: UTF8.self)
+    guard let found = try? AuthorizationValue.token(in: text, source: source) else { return }
+    let token = Array(found.utf8)
+    guard let first = token.first, let last = token.last, first != 0x20, first != 0x09, last != 0x20, last != 0x09 else {
+        fatalError("an empty or space-bounded token came out of \(value)")
     }
     guard let credential = try? Credential(token: token) else { return }
     switch credential {
@@ -47,11 +49,22 @@ private func checkParsing(_ value: [UInt8], source: AuthorizationValue.Source) {
 
 private func checkAuthorization(_ value: [UInt8], payload: [UInt8], source: AuthorizationValue.Source, method: String) {
     let authorization = String(decoding: value, as: UTF8.self)
+    // The value as a call's own credential on the given transport, then as a native connection's Hello token.
+    let contexts = [
+        ServerContext(method: method, metadata: ["authorization": authorization], peer: "10.0.0.1:1",
+                      transport: source == .native ? "native" : "grpc"),
+        ServerContext(method: method, peer: "10.0.0.1:1", authToken: authorization),
+    ]
+    for context in contexts {
+        checkAuthorization(context, payload: payload, method: method)
+    }
+}
+
+private func checkAuthorization(_ context: ServerContext, payload: [UInt8], method: String) {
     let outcome: RPCError.Code = payload.withUnsafeBytes { bytes in
         do throws(RPCError) {
-            _ = try Fixture.authorizer.authorize(
-                method: method, authorization: authorization, source: source, payload: bytes, session: Fixture.session,
-                nowNanos: 0)
+            try Fixture.authorizer.authorize(
+                CallAuthorizationRequest(method: method, context: context, payload: bytes), nowNanos: 0)
             return .ok
         } catch {
             return error.code
@@ -76,7 +89,6 @@ private enum Fixture {
         configuration.limits.deviceRequestRate = .unlimited
         return Authorizer(configuration: configuration, credentials: store)
     }()
-    nonisolated(unsafe) static let session = authorizer.makeSession(peer: "10.0.0.1:1")
 
     static func text(of credential: Credential) -> String {
         credential.tokenText

@@ -45,9 +45,7 @@ public struct DeviceClaims: Sendable {
 
     /// The call's credential as sent: its `authorization` metadata, else the connection's.
     static func credentialText(_ context: ServerContext) -> String {
-        let value = context.metadata["authorization"].flatMap { $0.isEmpty ? nil : $0 } ?? context.authToken
-        guard let token = try? AuthorizationValue.token(in: Array(value.utf8), source: .native) else { return "" }
-        return String(decoding: token, as: UTF8.self)
+        context.bearerTokens.first ?? ""
     }
 
     static func isServiceKey(_ token: String) -> Bool {

@@ -17,8 +17,6 @@ public final class CoinWatchService: Sendable {
     public struct Configuration: Sendable {
         /// `none`, `sim[:SEED][@RATE]` or `replay:FILE[@SPEED][,loop]` (see `FeedSpec`).
         public var feed = "sim"
-        /// When set, PublishPrices requires it.
-        public var publishToken: String?
         /// When set, a device's first save issues its secret (see `DeviceClaims`).
         public var deviceClaims: DeviceClaims?
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
@@ -94,7 +92,7 @@ public final class CoinWatchService: Sendable {
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods(claims: configuration.deviceClaims) + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
+        settings.methods(claims: configuration.deviceClaims) + hub.methods + alerts.methods + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.

@@ -30,7 +30,8 @@ struct BenchOptions {
         OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
         OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
-        OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
+        OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Credential sent in Hello: a service key (with the scopes the mode needs) when the server runs "
+                       + "with --auth required, or its publish token."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),

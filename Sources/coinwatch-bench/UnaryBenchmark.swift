@@ -101,7 +101,8 @@ struct UnaryBenchmark {
                     tasks.addTask {
                         try await RawUnaryDriver.connect(
                             host: options.host, port: options.port, on: loop, frames: frames, inFlight: options.inFlight,
-                            offset: index * payloads.count / options.connections, phase: phase)
+                            offset: index * payloads.count / options.connections, phase: phase,
+                            authToken: options.token)
                     }
                 }
                 var all: [any UnaryLoad] = []

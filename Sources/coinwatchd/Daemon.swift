@@ -16,6 +16,13 @@ struct Daemon {
 
     func run() throws -> Int32 {
         let logger = Logger(label: "coinwatchd", level: options.logLevel, format: options.logFormat)
+        let authMode: AuthMode
+        do {
+            authMode = try AuthMode.resolve(requested: options.security.requestedMode, listenHosts: [options.rpc.host])
+        } catch {
+            CommandRunner.printError("coinwatchd: \(error)")
+            return 1
+        }
         let database: Database
         do {
             database = try Self.openStore(options.dataDirectory)
@@ -34,7 +41,10 @@ struct Daemon {
             return 1
         }
         var serviceConfiguration = self.serviceConfiguration
-        serviceConfiguration.deviceClaims = DeviceClaims(credentials: credentials, mode: .off)
+        serviceConfiguration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
+        var authorization = options.security.authorizer
+        authorization.mode = authMode
+        let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))
         let service: CoinWatchService
         do {
             service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
@@ -55,10 +65,12 @@ struct Daemon {
         var rpc = options.rpc
         rpc.serverName = "coinwatchd"
         rpc.serverVersion = CoinWatchVersion.current
+        rpc.admission = authorizer.connections
+        let methods = authorizer.guardingStreams(service.methods + AdminMethods(credentials: credentials).methods)
         let server: RPCServer
         let port: Int
         do {
-            server = try RPCServer(configuration: rpc, methods: service.methods, logger: logger.labeled("rpc"))
+            server = try RPCServer(configuration: rpc, methods: methods, authorizer: authorizer, logger: logger.labeled("rpc"))
             port = try server.start()
         } catch {
             service.close()
@@ -71,7 +83,7 @@ struct Daemon {
         logger.info("listening on \(rpc.host):\(port)", [
             "data": options.dataDirectory, "feed": service.feedDescription,
             "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
-            "devices": "\(service.deviceCount)",
+            "devices": "\(service.deviceCount)", "auth": authMode.rawValue,
         ])
         let signals = SignalWatcher(logger: logger)
         signals.wait()
@@ -96,7 +108,6 @@ struct Daemon {
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
         configuration.feed = options.feed
-        configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration
     }

@@ -40,6 +40,7 @@ struct DaemonOptions {
                    default: "10s", help: "Close connections stuck above the high watermark this long."),
         OptionSpec("shutdown-grace", .value(placeholder: "DURATION"), environment: "COINWATCH_SHUTDOWN_GRACE", default: "10s",
                    help: "Time in-flight calls get on SIGTERM/SIGINT."),
+    ] + SecurityOptions.all + [
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
@@ -65,6 +66,7 @@ struct DaemonOptions {
     var dataDirectory: String
     var feed: String
     var publishToken: String?
+    var security: SecurityOptions
     var logLevel: Logger.Level
     var logFormat: Logger.Format
 
@@ -115,5 +117,6 @@ struct DaemonOptions {
             throw UsageError("--log-format: '\(parsed["log-format"]!)' is not text or json")
         }
         logFormat = format
+        security = try SecurityOptions(parsed)
     }
 }

@@ -1,8 +1,10 @@
+public import CoinWatchRPC
+
 /// Where a credential comes from on each transport, and how its text is read.
 ///
 /// Every transport carries `authorization: Bearer <token>` (native call metadata and `Hello.auth_token`, gRPC
 /// metadata, the HTTP header of Connect). The native protocol also takes the bare token, as clients written
-/// against the publish token send it.
+/// against the publish token send it; an HTTP transport does not (a `Basic` header is not a token).
 public enum AuthorizationValue {
     public enum Source: Sendable {
         /// `Hello.auth_token` or native call metadata: `Bearer <token>` or the bare token.
@@ -11,42 +13,30 @@ public enum AuthorizationValue {
         case http
     }
 
-    /// The token inside an `authorization` value.
-    ///
-    /// The scheme is matched without regard to case (RFC 9110 §11.1) and may be followed by any number of spaces;
-    /// spaces and tabs around the whole value are ignored.
+    /// The token inside an `authorization` value: spaces and tabs around it ignored, the `Bearer` scheme in any
+    /// case stripped (`ServerContext.bearerToken`).
     ///
     /// - Returns: nil for an empty value (no credential).
-    /// - Throws: `.malformed` for a scheme other than Bearer on HTTP, or a Bearer with nothing after it.
-    public static func token(in value: some Collection<UInt8>, source: Source) throws(CredentialFailure) -> ArraySlice<UInt8>? {
-        var bytes = ArraySlice(value)
-        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
-        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-        guard !bytes.isEmpty else { return nil }
-        // "Bearer " with nothing after it, its trailing space trimmed above.
-        if bytes.count == bearer.count - 1, hasBearerScheme(bytes + [0x20]) { throw .malformed }
-        if hasBearerScheme(bytes) {
-            var token = bytes.dropFirst(bearer.count)
-            while let first = token.first, first == 0x20 { token.removeFirst() }
+    /// - Throws: `.malformed` for a `Bearer` with nothing after it, or a value without the scheme on HTTP.
+    public static func token(in value: String, source: Source) throws(CredentialFailure) -> String? {
+        let trimmed = trimmed(value)
+        guard !trimmed.isEmpty else { return nil }
+        let token = ServerContext.bearerToken(trimmed)
+        guard token.utf8.count == trimmed.utf8.count else {
             guard !token.isEmpty else { throw .malformed }
             return token
         }
-        switch source {
-        case .native:
-            return bytes
-        case .http:
+        // No scheme was stripped: a bare token, or a lone "Bearer" whose space was trimmed above.
+        guard source == .native, !trimmed.utf8.elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }) else {
             throw .malformed
         }
+        return trimmed
     }
 
-    /// `Bearer` followed by a space.
-    private static let bearer = Array("bearer ".utf8)
-
-    private static func hasBearerScheme(_ bytes: ArraySlice<UInt8>) -> Bool {
-        guard bytes.count >= bearer.count else { return false }
-        for (byte, expected) in zip(bytes, bearer) where byte | 0x20 != expected {
-            return false
-        }
-        return true
+    private static func trimmed(_ value: String) -> String {
+        var bytes = Substring(value).utf8[...]
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return bytes.count == value.utf8.count ? value : String(decoding: bytes, as: UTF8.self)
     }
 }

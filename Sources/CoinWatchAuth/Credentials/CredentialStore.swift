@@ -26,6 +26,7 @@ public final class CredentialStore: Sendable {
     /// Serialises the writes of key and device changes, so two admins cannot interleave a read and a write.
     private let writeLock = Mutex<Void>(())
     private let publishTokenHash: SecretHash?
+    private let invalidationObservers = Mutex<[@Sendable () -> Void]>([])
 
     /// One of the device tables, split so that loops checking different devices rarely meet on a lock.
     final class DeviceShard: Sendable {
@@ -71,6 +72,18 @@ public final class CredentialStore: Sendable {
 
     /// Goes up each time a credential stops being valid; see the type's description.
     public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+
+    /// Runs `observer` (on the thread that made the change) each time a credential stops being valid, after
+    /// `generation` moved: for holders of checks made earlier that are not asked again (open streams).
+    public func onInvalidation(_ observer: @escaping @Sendable () -> Void) {
+        invalidationObservers.withLock { $0.append(observer) }
+    }
+
+    /// A credential stopped being valid: moves the generation, then tells the observers.
+    private func invalidated() {
+        generationCounter.add(1, ordering: .releasing)
+        for observer in invalidationObservers.withLock({ $0 }) { observer() }
+    }
 
     /// Whether a `--publish-token` is configured.
     public var hasPublishToken: Bool { publishTokenHash != nil }
@@ -145,7 +158,7 @@ public final class CredentialStore: Sendable {
             stored.key.revokedAtMs = max(1, clock())
             try put(AuthStorage.keyKey(id), stored.encoded)
             keys.withLock { $0[id] = stored }
-            generationCounter.add(1, ordering: .releasing)
+            invalidated()
             return stored.key
         }
     }
@@ -258,7 +271,7 @@ public final class CredentialStore: Sendable {
                 try remove(AuthStorage.deviceKey(device))
                 deviceShards[Self.shardIndex(device)].table.withLock { $0[device.rawValue] = nil }
             }
-            if hadSecret { generationCounter.add(1, ordering: .releasing) }
+            if hadSecret { invalidated() }
             return (hadSecret, token)
         }
     }

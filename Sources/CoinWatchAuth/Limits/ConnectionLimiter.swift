@@ -40,7 +40,7 @@ public final class ConnectionLimiter: Sendable {
                 table[peer.limitKey] = entry
                 return RPCError(
                     code: .resourceExhausted,
-                    message: "too many new connections from \(peer.limitKey) (\(rate) a second); "
+                    message: "too many new connections from \(peer.limitKey) (\(rate.phrase)); "
                         + "retry after \(wait.wholeMillisecondsRoundedUp) ms")
             }
             entry.open += 1

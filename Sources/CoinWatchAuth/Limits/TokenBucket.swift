@@ -91,6 +91,11 @@ public struct RateLimit: Sendable, Hashable, CustomStringConvertible {
         isUnlimited ? "0" : "\(Self.format(perSecond))/\(Self.format(burst))"
     }
 
+    /// For messages: "20 a second, bursts of 100", or "no limit".
+    public var phrase: String {
+        isUnlimited ? "no limit" : "\(Self.format(perSecond)) a second, bursts of \(Self.format(burst))"
+    }
+
     static func format(_ value: Double) -> String {
         value == value.rounded() ? String(Int64(value)) : String(value)
     }

@@ -29,6 +29,9 @@ extension RPCServer {
         public var pingBurst = 20
         /// Sustained pings per second allowed; beyond it the connection gets GoAway.
         public var pingsPerSecond = 1.0
+        /// Asked as each connection is accepted whether its peer may connect (per-address limits); nil admits
+        /// every connection up to `maxConnections`.
+        public var admission: (any ConnectionAdmission)?
         /// Names announced in `Welcome`.
         public var serverName = "coinwatchd"
         public var serverVersion = "0.0.0"

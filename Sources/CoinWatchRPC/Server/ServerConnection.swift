@@ -38,6 +38,8 @@ final class ServerConnection: ConnectionDelegate {
     var lastFrameNanos: Int64
     var highestCallID: UInt64 = 0
     var authToken = ""
+    /// Counted by the server's `ConnectionAdmission`, which is told when the connection closes.
+    var isAdmitted = false
     var pingTokens: Double
     var pingRefillNanos: Int64
     /// Per method (indexed like `dispatcher.methods`), filled on first use: the handler

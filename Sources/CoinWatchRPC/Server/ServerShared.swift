@@ -70,6 +70,9 @@ final class ServerShared: Sendable {
         if open > configuration.maxConnections {
             counters.rejectedConnections.add(1, ordering: .relaxed)
             handler.fail(.resourceExhausted, "the server already has \(configuration.maxConnections) connections")
+        } else if let refusal = admit(handler) {
+            counters.rejectedConnections.add(1, ordering: .relaxed)
+            handler.fail(refusal.code, refusal.message)
         } else if isShuttingDown {
             handler.fail(.unavailable, "the server is shutting down")
         } else {
@@ -77,8 +80,20 @@ final class ServerShared: Sendable {
         }
     }
 
+    /// Asks the configured admission about a new connection; the refusal, or nil once it is admitted.
+    private func admit(_ handler: ServerConnection) -> RPCError? {
+        guard let admission = configuration.admission else { return nil }
+        if let refusal = admission.admit(peer: handler.peer) { return refusal }
+        handler.isAdmitted = true
+        return nil
+    }
+
     /// Loop: a connection is gone.
     func connectionClosed(_ handler: ServerConnection) {
+        if handler.isAdmitted {
+            handler.isAdmitted = false
+            configuration.admission?.closed(peer: handler.peer)
+        }
         table(for: handler.eventLoop).connections.removeValue(forKey: ObjectIdentifier(handler))
         nativeTransport.connectionClosed()
         let open = counters.openConnections.subtract(1, ordering: .relaxed).newValue

@@ -66,7 +66,7 @@ struct CredentialTests {
     @Test("authorization values: Bearer in any case and spacing; the bare token only on the native protocol")
     func authorizationValues() throws {
         func token(_ value: String, _ source: AuthorizationValue.Source) throws(CredentialFailure) -> String? {
-            try AuthorizationValue.token(in: Array(value.utf8), source: source).map { String(decoding: $0, as: UTF8.self) }
+            try AuthorizationValue.token(in: value, source: source)
         }
         for source in [AuthorizationValue.Source.native, .http] {
             #expect(try token("Bearer abc", source) == "abc")
@@ -76,6 +76,7 @@ struct CredentialTests {
             #expect(try token("", source) == nil)
             #expect(try token("   ", source) == nil)
             #expect(throws: CredentialFailure.malformed) { try token("Bearer ", source) }
+            #expect(throws: CredentialFailure.malformed) { try token("bearer", source) }
         }
         #expect(try token("abc", .native) == "abc")
         #expect(try token("Basic dXNlcjpwYXNz", .native) == "Basic dXNlcjpwYXNz")

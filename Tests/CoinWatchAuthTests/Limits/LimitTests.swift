@@ -64,7 +64,7 @@ struct LimitTests {
         limiter.closed(peer)
         // The burst of 3 is spent: the next new connection must wait a second.
         let fast = limiter.admit(peer, nowNanos: 0)
-        #expect(fast?.message == "too many new connections from 10.0.0.1 (1/3 a second); retry after 1000 ms")
+        #expect(fast?.message == "too many new connections from 10.0.0.1 (1 a second, bursts of 3); retry after 1000 ms")
         #expect(limiter.admit(peer, nowNanos: Self.second) == nil)
         // Another address has its own allowance; loopback has none to spend.
         #expect(limiter.admit(PeerAddress("10.0.0.2:1"), nowNanos: 0) == nil)
@@ -95,29 +95,26 @@ struct LimitTests {
         }
         let payload = AuthHarness.deviceRequest("phone-1")
         let method = V1.CoinWatch.getSettings.path
-        let first = harness.authorizer.makeSession(peer: "10.0.0.1:1")
-        let second = harness.authorizer.makeSession(peer: "10.0.0.2:1")
-        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, session: first) == .ok)
-        // The bucket belongs to the device, not to the connection.
-        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, session: second) == .ok)
-        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, session: first) == .resourceExhausted)
+        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, peer: "10.0.0.1:1") == .ok)
+        // The bucket belongs to the device, not to the connection or the address.
+        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, peer: "10.0.0.2:1") == .ok)
+        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, peer: "10.0.0.1:1") == .resourceExhausted)
         #expect(harness.check(method, authorization: harness.otherPhoneToken, payload: AuthHarness.deviceRequest("phone-2"),
-                              session: first) == .ok)
+                              peer: "10.0.0.1:1") == .ok)
         harness.nowNanos += Self.second
-        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, session: first) == .ok)
+        #expect(harness.check(method, authorization: harness.phoneToken, payload: payload, peer: "10.0.0.1:1") == .ok)
 
-        let session = harness.authorizer.makeSession(peer: "10.0.0.3:1")
-        #expect(harness.check(V1.CoinWatch.getPrices.path, session: session) == .ok)
-        let refused = harness.authorize(V1.CoinWatch.getPrices.path, session: session)
+        #expect(harness.check(V1.CoinWatch.getPrices.path, peer: "10.0.0.3:1") == .ok)
+        let refused = harness.authorize(V1.CoinWatch.getPrices.path, peer: "10.0.0.3:2")
         #expect(throws: RPCError(
             code: .resourceExhausted,
-            message: "too many calls for anonymous callers from 10.0.0.3 (1/1 a second); retry after 1000 ms")) {
+            message: "too many calls for anonymous callers from 10.0.0.3 (1 a second, bursts of 1); retry after 1000 ms")) {
             try refused.get()
         }
         // Keys are not limited by default; loopback anonymous callers neither.
         let key = try harness.keyToken(ScopeSet([.pricesRead]))
         for _ in 0..<50 {
-            #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: key, session: first) == .ok)
+            #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: key, peer: "10.0.0.1:1") == .ok)
             #expect(harness.check(V1.CoinWatch.getPrices.path, peer: "127.0.0.1:9") == .ok)
         }
     }

@@ -37,26 +37,28 @@ final class AuthHarness {
 
     /// The outcome of one call: `.ok` when allowed, else the refusal's code.
     func check(
-        _ method: String, authorization: String? = nil, payload: [UInt8] = [], session: AuthSession? = nil,
-        peer: String = "10.1.2.3:40000"
+        _ method: String, authorization: String? = nil, payload: [UInt8] = [], hello: String = "",
+        peer: String = "10.1.2.3:40000", transport: String = "native"
     ) -> RPCError.Code {
-        switch authorize(method, authorization: authorization, payload: payload, session: session, peer: peer) {
+        switch authorize(method, authorization: authorization, payload: payload, hello: hello, peer: peer, transport: transport) {
         case .success: .ok
         case .failure(let error): error.code
         }
     }
 
-    /// The authoriser's answer for one call.
+    /// The authoriser's answer for one call: `authorization` as the call's metadata (or HTTP header), `hello` as
+    /// the native connection's `Hello` token.
     func authorize(
-        _ method: String, authorization: String? = nil, payload: [UInt8] = [], session: AuthSession? = nil,
-        peer: String = "10.1.2.3:40000"
+        _ method: String, authorization: String? = nil, payload: [UInt8] = [], hello: String = "",
+        peer: String = "10.1.2.3:40000", transport: String = "native"
     ) -> Result<Grant, RPCError> {
-        let session = session ?? authorizer.makeSession(peer: peer)
+        let context = ServerContext(
+            method: method, metadata: authorization.map { ["authorization": $0] } ?? [:], peer: peer, authToken: hello,
+            transport: transport)
         return payload.withUnsafeBytes { bytes in
             Result { () throws(RPCError) in
                 try authorizer.authorize(
-                    method: method, authorization: authorization, source: .native, payload: bytes, session: session,
-                    nowNanos: nowNanos)
+                    CallAuthorizationRequest(method: method, context: context, payload: bytes), nowNanos: nowNanos)
             }
         }
     }

@@ -2,70 +2,35 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 
 /// Every method against every kind of caller, with authorisation required: the table `docs/SECURITY.md` promises.
 @Suite("authorisation matrix")
 struct AuthorizerMatrixTests {
-    enum Caller: String, CaseIterable {
-        case none = "no credential"
-        case wrongKey = "a key that does not exist"
-        case keyWithoutScope = "a key without the scope"
-        case rightKey = "a key with the scope"
-        case otherDevice = "another device's secret"
-        case rightDevice = "the device's own secret"
-    }
-
-    /// Every method the server serves (and the device methods it will), with the scope it needs.
-    static let methods: [(path: String, scope: Scope?, isDeviceMethod: Bool)] = [
-        (V1.CoinWatch.getSettings.path, .settingsRead, true),
-        (V1.CoinWatch.saveSettings.path, .settingsWrite, true),
-        (V1.CoinWatch.deleteSettings.path, .settingsWrite, true),
-        (V1.CoinWatch.streamAlerts.path, .alertsRead, true),
-        (MethodPolicy.registerDevicePath, .devicesWrite, true),
-        (MethodPolicy.unregisterDevicePath, .devicesWrite, true),
-        (MethodPolicy.getDevicePath, .devicesWrite, true),
-        (V1.CoinWatch.getPrices.path, .pricesRead, false),
-        (V1.CoinWatch.streamPrices.path, .pricesRead, false),
-        (V1.CoinWatch.publishPrices.path, .pricesPublish, false),
-        (V1.Health.check.path, nil, false),
-        (V1.Admin.createKey.path, .admin, false),
-        (V1.Admin.listKeys.path, .admin, false),
-        (V1.Admin.revokeKey.path, .admin, false),
-        (V1.Admin.resetDevice.path, .admin, false),
-    ]
-
-    static func expected(_ caller: Caller, scope: Scope?, isDeviceMethod: Bool) -> RPCError.Code {
-        switch caller {
-        case .wrongKey: return .unauthenticated
-        case _ where scope == nil: return .ok
-        case .none: return .unauthenticated
-        case .keyWithoutScope, .otherDevice: return .permissionDenied
-        case .rightKey: return .ok
-        case .rightDevice: return isDeviceMethod ? .ok : .permissionDenied
-        }
-    }
-
-    @Test("each method answers each caller as documented", arguments: Caller.allCases)
-    func matrix(_ caller: Caller) throws {
+    @Test("each method answers each caller as documented", arguments: AuthorizationMatrix.Caller.allCases)
+    func matrix(_ caller: AuthorizationMatrix.Caller) throws {
         // The limits have tests of their own; here every refusal must be the policy's.
         let harness = try AuthHarness { $0.limits.failedAuthenticationRate = .unlimited }
-        for method in Self.methods {
-            let scope = method.scope ?? .admin
+        for (path, rule) in AuthorizationMatrix.rules {
             let token: String?
             switch caller {
             case .none: token = nil
-            case .wrongKey: token = "cwk_0123456789abcdef_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
-            case .keyWithoutScope: token = try harness.keyToken(ScopeSet(Scope.allCases.filter { $0 != scope }))
-            case .rightKey: token = try harness.keyToken(ScopeSet([scope]))
+            case .wrongKey: token = AuthorizationMatrix.unknownKey
+            case .keyWithoutScope:
+                token = try harness.keyToken(try ScopeSet(names: AuthorizationMatrix.scopesWithout(rule)))
+            case .rightKey: token = try harness.keyToken(try ScopeSet(names: [rule.scope ?? "admin"]))
             case .otherDevice: token = harness.otherPhoneToken
             case .rightDevice: token = harness.phoneToken
             }
             let payload = AuthHarness.deviceRequest("phone-1")
+            let want: RPCError.Code = switch AuthorizationMatrix.expected(caller, rule) {
+            case .allowed: .ok
+            case .unauthenticated: .unauthenticated
+            case .permissionDenied: .permissionDenied
+            }
             for authorization in [token.map { "Bearer \($0)" }, token] {
-                let code = harness.check(method.path, authorization: authorization, payload: payload)
-                #expect(code == Self.expected(caller, scope: method.scope, isDeviceMethod: method.isDeviceMethod),
-                        "\(method.path) with \(caller.rawValue)")
+                #expect(harness.check(path, authorization: authorization, payload: payload) == want, "\(path) with \(caller.rawValue)")
             }
         }
     }
@@ -75,6 +40,15 @@ struct AuthorizerMatrixTests {
         let policy = MethodPolicy.coinWatch(publicPrices: false)
         for path in V1.CoinWatch.methodPaths + V1.Health.methodPaths + V1.Admin.methodPaths {
             #expect(policy.rule(for: path) != nil, "\(path)")
+            #expect(AuthorizationMatrix.rules[path] != nil, "\(path) is missing from the documented table")
+        }
+        for (path, rule) in AuthorizationMatrix.rules {
+            switch policy.rule(for: path) {
+            case .open?: #expect(rule.scope == nil, "\(path)")
+            case .scope(let scope, _)?: #expect(rule.scope == scope.rawValue && !rule.isDeviceMethod, "\(path)")
+            case .device(let scope, _, _)?: #expect(rule.scope == scope.rawValue && rule.isDeviceMethod, "\(path)")
+            case nil: Issue.record("\(path) has no rule")
+            }
         }
         let harness = try AuthHarness()
         let admin = try harness.keyToken(ScopeSet(Scope.allCases))
@@ -142,8 +116,8 @@ struct AuthorizerMatrixTests {
     @Test("with authorisation off everything is allowed, except PublishPrices when a publish token is set")
     func authOff() throws {
         let open = try AuthHarness { $0.mode = .off }
-        for method in Self.methods {
-            #expect(open.check(method.path, payload: AuthHarness.deviceRequest("phone-1")) == .ok)
+        for path in AuthorizationMatrix.rules.keys {
+            #expect(open.check(path, payload: AuthHarness.deviceRequest("phone-1")) == .ok)
         }
         let withToken = try AuthHarness(configure: { $0.mode = .off }, publishToken: "s3cret")
         let publish = V1.CoinWatch.publishPrices.path

@@ -11,42 +11,14 @@ import Testing
 /// The settings methods issuing device secrets: a device's first save claims it.
 @Suite("device secrets issued by SaveSettings", .serialized)
 struct DeviceClaimTests {
-    /// A service with device claims on, served on loopback, over a database in a temporary directory.
-    final class Harness {
-        let directory: TemporaryDirectory
-        let database: Database
-        let credentials: CredentialStore
-        let service: CoinWatchService
-        let server: RPCServer
-        let clients: EventLoopGroup
-
-        init() throws {
-            directory = try TemporaryDirectory(prefix: "claims")
-            database = try Database(path: directory.path + "/db")
-            credentials = try CredentialStore(database: database)
-            var configuration = CoinWatchService.Configuration()
-            configuration.feed = "none"
-            configuration.deviceClaims = DeviceClaims(credentials: credentials, mode: .off)
-            service = try CoinWatchService(database: database, configuration: configuration)
-            var serverConfiguration = RPCServer.Configuration()
-            serverConfiguration.port = 0
-            serverConfiguration.eventLoopThreads = 1
-            server = try RPCServer(configuration: serverConfiguration, methods: service.methods)
-            try server.start()
-            clients = try EventLoopGroup(threads: 1, namePrefix: "claims-client")
-            service.start()
+    /// A whole service with device claims on, over a database in a temporary directory. The claims' records go
+    /// into the settings batches of that database; the credential store itself is kept in memory.
+    static func harness(_ directory: TemporaryDirectory) throws -> (AlertServiceHarness, CredentialStore) {
+        let credentials = try CredentialStore(database: nil)
+        let harness = try AlertServiceHarness(path: directory.path + "/db") {
+            $0.deviceClaims = DeviceClaims(credentials: credentials, mode: .off)
         }
-
-        func connect() async throws -> RPCClientConnection {
-            try await RPCClientConnection.connect(host: "127.0.0.1", port: server.port, on: clients.next())
-        }
-
-        func shutdown() async {
-            await server.shutdownNow()
-            service.close()
-            database.close()
-            await clients.shutdownGracefully()
-        }
+        return (harness, credentials)
     }
 
     static func save(_ device: String, expectedVersion: UInt64? = nil) -> V1.SaveSettingsRequest {
@@ -57,14 +29,15 @@ struct DeviceClaimTests {
 
     @Test("the first save returns the device's secret once, stored hashed in the same batch; later saves return none")
     func firstSaveClaims() async throws {
-        let harness = try Harness()
+        let directory = try TemporaryDirectory(prefix: "claims")
+        let (harness, credentials) = try Self.harness(directory)
         let connection = try await harness.connect()
         let first = try await connection.unary(V1.CoinWatch.saveSettings, Self.save("3F2504E0_4F89_11D3_9A0C_0305E82C3301"))
         let device = try DeviceID(validating: "3f2504e0-4f89-11d3-9a0c-0305e82c3301")
         #expect(first.settings?.version == 1)
         #expect(first.deviceSecret.hasPrefix("cwd_"))
         let credential = try Credential(token: Array(first.deviceSecret.utf8))
-        #expect(harness.credentials.authenticate(credential) == .success(.device(device)))
+        #expect(credentials.authenticate(credential) == .success(.device(device)))
         let second = try await connection.unary(V1.CoinWatch.saveSettings, Self.save(device.rawValue))
         #expect(second.settings?.version == 2)
         #expect(second.deviceSecret.isEmpty)
@@ -77,18 +50,19 @@ struct DeviceClaimTests {
 
     @Test("a save that fails issues nothing and leaves the device free to claim")
     func failedSaveIssuesNothing() async throws {
-        let harness = try Harness()
+        let directory = try TemporaryDirectory(prefix: "claims")
+        let (harness, credentials) = try Self.harness(directory)
         let connection = try await harness.connect()
         let error = await #expect(throws: RPCError.self) {
             try await connection.unary(V1.CoinWatch.saveSettings, Self.save("phone-1", expectedVersion: 3))
         }
         #expect(error?.code == .aborted)
         let phone = try DeviceID(validating: "phone-1")
-        #expect(!harness.credentials.isClaimed(phone))
+        #expect(!credentials.isClaimed(phone))
         #expect(try harness.database.get(Array("auth:device:phone-1".utf8)) == nil)
         let saved = try await connection.unary(V1.CoinWatch.saveSettings, Self.save("phone-1", expectedVersion: 0))
         #expect(!saved.deviceSecret.isEmpty)
-        #expect(harness.credentials.isClaimed(phone))
+        #expect(credentials.isClaimed(phone))
         connection.close()
         await harness.shutdown()
     }
