@@ -1,22 +1,29 @@
+public import CoinWatchCore
 public import CoinWatchRPC
 
 /// Why a credential operation failed: managing keys or device secrets, or loading them.
 ///
 /// Messages name keys by id and devices by id, never by a secret.
-public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: Sendable, Hashable {
+public struct AuthError: CoinWatchError {
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        public var description: String { name }
+
         /// A bad argument: an unknown scope, a malformed key id, an invalid device id.
-        case invalidArgument
+        public static let invalidArgument = Code("invalidArgument")
         /// No such key.
-        case notFound
+        public static let notFound = Code("notFound")
         /// The operation conflicts with one in progress (a device being claimed while it is reset).
-        case aborted
+        public static let aborted = Code("aborted")
         /// The store refused or failed a read or write.
-        case storeFailure
+        public static let storeFailure = Code("storeFailure")
         /// A stored record does not decode.
-        case corruption
+        public static let corruption = Code("corruption")
         /// No secret can be made now: the system's random source failed.
-        case unavailable
+        public static let unavailable = Code("unavailable")
     }
 
     public let code: Code
@@ -31,13 +38,13 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The status an RPC answers with for this error.
     public var rpcError: RPCError {
-        switch code {
-        case .invalidArgument: RPCError(code: .invalidArgument, message: message)
-        case .notFound: RPCError(code: .notFound, message: message)
-        case .aborted: RPCError(code: .aborted, message: message)
-        case .storeFailure: RPCError(code: .unavailable, message: message)
-        case .corruption: RPCError(code: .dataLoss, message: message)
-        case .unavailable: RPCError(code: .unavailable, message: message)
+        let status: RPCError.Code = switch code {
+        case .invalidArgument: .invalidArgument
+        case .notFound: .notFound
+        case .aborted: .aborted
+        case .corruption: .dataLoss
+        default: .unavailable
         }
+        return RPCError(code: status, message: message)
     }
 }

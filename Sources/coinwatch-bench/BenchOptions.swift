@@ -33,6 +33,8 @@ struct BenchOptions {
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Credential sent in Hello: a service key (with the scopes the mode needs) when the server runs "
                        + "with --auth required, or its publish token."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
+        OptionSpec("connect", .flag,
+                   help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
@@ -76,6 +78,7 @@ struct BenchOptions {
     var token: String
     var json: Bool
     var redis: Bool
+    var connect: Bool
     var serverPID: Int?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -116,6 +119,7 @@ struct BenchOptions {
         token = parsed["token"] ?? ""
         json = parsed.has("json")
         redis = parsed.has("redis")
+        connect = parsed.has("connect")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
     }
 

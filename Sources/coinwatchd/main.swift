@@ -11,9 +11,9 @@ CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help'
     // Credential commands take options of their own (and none of the server's).
     if let index = ParsedArguments.commandIndex(in: arguments, options: CredentialCommands.options),
        ["keys", "devices"].contains(arguments[index]) {
-        return CredentialCommands.run(arguments, environment: Environment.variables)
+        return CredentialCommands.run(arguments, environment: ProcessEnvironment.current)
     }
-    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: Environment.variables)
+    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: ProcessEnvironment.current)
     if parsed.has("help") {
         print(DaemonOptions.help, terminator: "")
         return 0

@@ -46,8 +46,8 @@ enum SettingsCommand {
 
         /// The rule to store given the current one: thresholds not given keep their value; zero is off.
         func merged(with current: V1.AlertRule?) -> (below: ExactDecimal?, above: ExactDecimal?) {
-            let below = self.below ?? DecimalText.threshold(current?.below)
-            let above = self.above ?? DecimalText.threshold(current?.above)
+            let below = self.below ?? DecimalDisplay.threshold(current?.below)
+            let above = self.above ?? DecimalDisplay.threshold(current?.above)
             return (below.flatMap { $0.isZero ? nil : $0 }, above.flatMap { $0.isZero ? nil : $0 })
         }
     }
@@ -61,9 +61,8 @@ enum SettingsCommand {
         let saved = try context.run { () throws(CLIError) in
             try await session.call { client throws(RPCError) in try await apply(change, client: client) }
         }
-        context.emit(
-            Presenter.savedSettingsText(saved),
-            json: Presenter.savedSettingsJSON(saved))
+        context.emit(Presenter.savedSettingsText(saved), json: Presenter.savedSettingsJSON(saved))
+        for warning in saved.warnings { context.err.line("warning: \(warning)") }
         return ExitStatus.ok
     }
 
@@ -71,10 +70,12 @@ enum SettingsCommand {
     /// change is a read-merge-write guarded by the version that was read: a concurrent save makes it
     /// fail with ABORTED and it is redone on fresh data. With `--expect-version` the user's version
     /// guards it instead, and ABORTED is reported, not retried.
+    ///
+    /// The answer is the whole response: besides the settings it carries the save's warnings (a symbol the server
+    /// has never priced) and, when this save claimed the device, the device's secret.
     static func apply(_ change: RuleChange, client: CoinWatchClient) async throws(RPCError) -> V1.SaveSettingsResponse {
         if change.remove {
-            return try await client.removeRule(
-                device: change.device, symbol: change.symbol, expectedVersion: change.expectedVersion)
+            return try await remove(change.symbol, of: change.device, expectedVersion: change.expectedVersion, client: client)
         }
         var attempt = 1
         while true {
@@ -89,15 +90,23 @@ enum SettingsCommand {
             do {
                 if below == nil && above == nil {
                     // Both sides off: a rule that can never fire is no rule at all.
-                    return try await client.removeRule(
-                        device: change.device, symbol: change.symbol, expectedVersion: expected)
+                    return try await remove(change.symbol, of: change.device, expectedVersion: expected, client: client)
                 }
-                return try await client.setRule(
-                    device: change.device, symbol: change.symbol, below: below, above: above, expectedVersion: expected)
+                return try await client.call(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+                    device: change.device, symbol: change.symbol, below: below, above: above, expectedVersion: expected))
             } catch where error.code == .aborted && change.expectedVersion == nil && attempt < maxAttempts {
                 attempt += 1
             }
         }
+    }
+
+    /// Removes one symbol's rule, answering with the whole response (as `apply`).
+    static func remove(
+        _ symbol: String, of device: String, expectedVersion: UInt64?, client: CoinWatchClient
+    ) async throws(RPCError) -> V1.SaveSettingsResponse {
+        var request = V1.SaveSettingsRequest(deviceID: device, removeSymbols: [symbol])
+        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        return try await client.call(V1.CoinWatch.saveSettings, request)
     }
 
     static func delete(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {

@@ -50,12 +50,6 @@ private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufC
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
 
-/// A map's entries in the order they are packed: by the UTF-8 bytes of their keys.
-@inline(__always)
-private func sortedEntries<Value>(_ map: [String: Value]) -> [(key: String, value: Value)] {
-    map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-}
-
 // MARK: - coinwatch.v1.Decimal
 
 extension V1.Decimal {
@@ -439,6 +433,7 @@ extension V1.SaveSettingsResponse {
     init(cMessage p: UnsafePointer<Coinwatch__V1__SaveSettingsResponse>) {
         let c = p.pointee
         self.settings = c.settings.map { V1.Settings(cMessage: $0) }
+        self.warnings = cArray(c.warnings, c.n_warnings).map { swiftString($0) }
         self.deviceSecret = swiftString(c.device_secret)
     }
 
@@ -447,6 +442,16 @@ extension V1.SaveSettingsResponse {
         let p = arena.allocate(Coinwatch__V1__SaveSettingsResponse.self)
         coinwatch__v1__save_settings_response__init(p)
         if let settings { p.pointee.settings = settings.cMessage(in: &arena) }
+        if !warnings.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: warnings.count
+            )
+            for (i, element) in warnings.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_warnings = warnings.count
+            p.pointee.warnings = array
+        }
         if !deviceSecret.isEmpty { p.pointee.device_secret = arena.cString(deviceSecret) }
         return p
     }
@@ -698,6 +703,8 @@ extension V1.PriceUpdate {
         self.price = c.price.map { V1.Decimal(cMessage: $0) }
         self.sourceTimeMs = c.source_time_ms
         self.sequence = c.sequence
+        self.snapshot = c.snapshot != 0
+        self.snapshotEnd = c.snapshot_end != 0
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -708,6 +715,8 @@ extension V1.PriceUpdate {
         if let price { p.pointee.price = price.cMessage(in: &arena) }
         p.pointee.source_time_ms = sourceTimeMs
         p.pointee.sequence = sequence
+        p.pointee.snapshot = snapshot ? 1 : 0
+        p.pointee.snapshot_end = snapshotEnd ? 1 : 0
         return p
     }
 }

@@ -42,12 +42,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DIRECTION_BELOW`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DIRECTION_UNSPECIFIED"
-            case 1: "DIRECTION_ABOVE"
-            case 2: "DIRECTION_BELOW"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -265,6 +260,12 @@ extension V1 {
         /// `nil` when the field is absent from the wire; presence is meaningful.
         public var settings: V1.Settings? = nil
 
+        /// What the save did that is probably not what the caller meant, one
+        /// sentence each; the save itself succeeded. Today: a rule for a symbol the
+        /// server has never priced (a typo such as BTCC, or a symbol no feed
+        /// carries), which cannot fire until a feed or PublishPrices prices it.
+        public var warnings: [String] = []
+
         /// The device's secret, set only on the save that claimed a device without
         /// one (docs/SECURITY.md): shown this once, never again. Later calls about
         /// the device authenticate with it ("authorization: Bearer <secret>").
@@ -276,9 +277,11 @@ extension V1 {
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
             settings: V1.Settings? = nil,
+            warnings: [String] = [],
             deviceSecret: String = ""
         ) {
             self.settings = settings
+            self.warnings = warnings
             self.deviceSecret = deviceSecret
         }
     }
@@ -433,6 +436,15 @@ extension V1 {
         /// Position in this stream: 1 for the first message, then +1 each, no gaps.
         public var sequence: UInt64 = 0
 
+        /// Set on the messages of the snapshot a stream starts with: one per followed
+        /// symbol that had a price when the stream started, in symbol order, before
+        /// any live update (a reader that is slow from the start may get a newer
+        /// price in its place). A stream whose symbols had no price yet has none.
+        public var snapshot: Bool = false
+
+        /// Set on the last message of the snapshot: every later message is live.
+        public var snapshotEnd: Bool = false
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
@@ -441,12 +453,16 @@ extension V1 {
             symbol: String = "",
             price: V1.Decimal? = nil,
             sourceTimeMs: Int64 = 0,
-            sequence: UInt64 = 0
+            sequence: UInt64 = 0,
+            snapshot: Bool = false,
+            snapshotEnd: Bool = false
         ) {
             self.symbol = symbol
             self.price = price
             self.sourceTimeMs = sourceTimeMs
             self.sequence = sequence
+            self.snapshot = snapshot
+            self.snapshotEnd = snapshotEnd
         }
     }
 }
@@ -712,12 +728,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `NOT_SERVING`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "UNKNOWN"
-                case 1: "SERVING"
-                case 2: "NOT_SERVING"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 
@@ -750,49 +761,56 @@ extension V1 {
         public static let getSettings = WireMethod<V1.GetSettingsRequest, V1.GetSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/GetSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Patches a device's settings, durably.
         public static let saveSettings = WireMethod<V1.SaveSettingsRequest, V1.SaveSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/SaveSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Deletes a device's settings.
         public static let deleteSettings = WireMethod<V1.DeleteSettingsRequest, V1.DeleteSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/DeleteSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
-        /// Streams live prices: a snapshot first, then updates.
+        /// Streams live prices: a snapshot first (marked), then updates.
         public static let streamPrices = WireMethod<V1.StreamPricesRequest, V1.PriceUpdate>(
             path: "coinwatch.v1.CoinWatch/StreamPrices",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// Reads the latest prices.
         public static let getPrices = WireMethod<V1.GetPricesRequest, V1.GetPricesResponse>(
             path: "coinwatch.v1.CoinWatch/GetPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Pushes ticks from an external feeder.
         public static let publishPrices = WireMethod<V1.PublishPricesRequest, V1.PublishPricesResponse>(
             path: "coinwatch.v1.CoinWatch/PublishPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams a device's alerts: pending ones first, then live ones.
         public static let streamAlerts = WireMethod<V1.StreamAlertsRequest, V1.Alert>(
             path: "coinwatch.v1.CoinWatch/StreamAlerts",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// The paths of every method, in declaration order.
@@ -820,7 +838,8 @@ extension V1 {
         public static let check = WireMethod<V1.HealthCheckRequest, V1.HealthCheckResponse>(
             path: "coinwatch.v1.Health/Check",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// The paths of every method, in declaration order.

@@ -281,28 +281,32 @@ extension V1 {
         public static let createKey = WireMethod<V1.CreateKeyRequest, V1.CreateKeyResponse>(
             path: "coinwatch.v1.Admin/CreateKey",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Lists service keys.
         public static let listKeys = WireMethod<V1.ListKeysRequest, V1.ListKeysResponse>(
             path: "coinwatch.v1.Admin/ListKeys",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Revokes a service key; open connections stop using it within a second.
         public static let revokeKey = WireMethod<V1.RevokeKeyRequest, V1.RevokeKeyResponse>(
             path: "coinwatch.v1.Admin/RevokeKey",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Forgets (and optionally reissues) a device's secret.
         public static let resetDevice = WireMethod<V1.ResetDeviceRequest, V1.ResetDeviceResponse>(
             path: "coinwatch.v1.Admin/ResetDevice",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// The paths of every method, in declaration order.

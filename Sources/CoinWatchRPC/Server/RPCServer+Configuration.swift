@@ -29,6 +29,10 @@ extension RPCServer {
         public var pingBurst = 20
         /// Sustained pings per second allowed; beyond it the connection gets GoAway.
         public var pingsPerSecond = 1.0
+        /// TLS on this listener: a connection whose first bytes are a TLS handshake record gets a transform from
+        /// here, and its negotiated ALPN steers it like its first bytes would; with `requiresTransform`, a
+        /// connection that starts in plaintext is refused. nil: plaintext only (a TLS handshake is refused).
+        public var tls: (any ServerTransformFactory)?
         /// Asked as each connection is accepted whether its peer may connect (per-address limits); nil admits
         /// every connection up to `maxConnections`.
         public var admission: (any ConnectionAdmission)?

@@ -1,20 +1,25 @@
 public import CoinWatchAuth
-import CoinWatchModel
+public import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
 
 extension SettingsStore {
     /// The settings methods: reads answered inline on the event loop from memory,
     /// writes handed to the group-committing writer and answered from its thread.
+    public var methods: [RPCMethod] { methods(isPriced: { _ in true }) }
+
+    /// The settings methods, SaveSettings warning about rules for symbols `isPriced` says were never priced
+    /// (`SaveWarnings`); it is asked on the calling event loop, before the save is queued.
     ///
     /// - Parameter claims: when given, the first save of a device without a secret issues it one, returned in
     ///   `SaveSettingsResponse.device_secret` and stored in the same batch as the settings.
-    public func methods(claims: DeviceClaims? = nil) -> [RPCMethod] {
+    public func methods(isPriced: @escaping @Sendable (Symbol) -> Bool, claims: DeviceClaims? = nil) -> [RPCMethod] {
         [
             .unary(V1.CoinWatch.getSettings, inlineBytes: { payload, _, respond throws(RPCError) in
                 try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, context, responder in
+                let warnings = SaveWarnings.unpriced(in: request, isPriced: isPriced)
                 let claim: DeviceClaim?
                 do throws(RPCError) {
                     // An invalid id is reported by the save's own validation, with the others.
@@ -29,14 +34,13 @@ extension SettingsStore {
                 self.submitSave(request, attaching: claim.map { ($0.recordKey, $0.recordValue) }) { result in
                     switch result {
                     case .success(let saved):
-                        guard let claim, let claims else {
-                            responder.succeed(encodedResponse: saved.encodedResponse)
-                            return
+                        var response = SaveWarnings.appending(warnings, to: saved.encodedResponse)
+                        if let claim, let claims {
+                            claims.credentials.finishClaim(claim, stored: true)
+                            // A message holding only the secret, appended: protobuf concatenation merges it in.
+                            response += V1.SaveSettingsResponse(deviceSecret: claim.token).serializedBytes()
                         }
-                        claims.credentials.finishClaim(claim, stored: true)
-                        // Appending a message holding only field 2 sets that field (protobuf concatenation merges).
-                        responder.succeed(encodedResponse: saved.encodedResponse
-                            + V1.SaveSettingsResponse(deviceSecret: claim.token).serializedBytes())
+                        responder.succeed(encodedResponse: response)
                     case .failure(let error):
                         if let claim { claims?.credentials.finishClaim(claim, stored: false) }
                         responder.fail(error)
