@@ -57,11 +57,11 @@ final class ServerShared: Sendable {
         tables.first { $0.loop === loop }!
     }
 
-    /// Loop: a freshly accepted connection.
-    func accept(_ connection: Connection) {
+    /// Loop: a freshly accepted connection, on a listener with `tls` (nil: plaintext only).
+    func accept(_ connection: Connection, tls: (any ServerTransformFactory)?) {
         counters.acceptedConnections.add(1, ordering: .relaxed)
         let open = counters.openConnections.add(1, ordering: .relaxed).newValue
-        let handler = ServerConnection(connection: connection, shared: self)
+        let handler = ServerConnection(connection: connection, shared: self, tls: tls)
         nativeTransport.connectionOpened()
         connection.start(delegate: handler, options: ConnectionOptions(
             maxFrameBytes: configuration.maxFrameBytes, highWatermark: configuration.highWatermark,
