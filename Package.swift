@@ -141,7 +141,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS"],
             swiftSettings: swiftSettings
         ),
 
@@ -155,7 +155,7 @@ let package = Package(
             name: "coinwatchd",
             dependencies: [
                 "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
-                "CoinWatchAuth", "CoinWatchProto", "CoinWatchCore",
+                "CoinWatchAuth", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: swiftSettings
         ),
@@ -163,7 +163,7 @@ let package = Package(
             name: "CoinWatchCLI",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
-                "CoinWatchCore",
+                "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: swiftSettings
         ),
@@ -181,7 +181,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
-                "CoinWatchCommandLine", "CoinWatchCore",
+                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -282,7 +282,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport", "CoinWatchTLS",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

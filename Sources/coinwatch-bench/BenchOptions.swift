@@ -1,4 +1,6 @@
 import CoinWatchCommandLine
+import CoinWatchRPC
+import CoinWatchTLS
 
 /// How unary mode issues calls.
 enum UnaryClient: String {
@@ -32,6 +34,10 @@ struct BenchOptions {
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Credential sent in Hello: a service key (with the scopes the mode needs) when the server runs "
                        + "with --auth required, or its publish token."),
+        OptionSpec("tls", .flag, help: "Connect with TLS (the server's certificate checked against the system's CAs and --ca-file)."),
+        OptionSpec("ca-file", .value(placeholder: "FILE"), help: "PEM CA certificates to trust for the server (implies --tls)."),
+        OptionSpec("server-name", .value(placeholder: "NAME"),
+                   help: "Name the server's certificate must carry (default: the --server host; implies --tls)."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
@@ -80,6 +86,10 @@ struct BenchOptions {
     var redis: Bool
     var connect: Bool
     var serverPID: Int?
+    /// TLS for every native connection (nil: plaintext): one context, so reconnections may resume sessions.
+    var tls: TLSClientTransforms?
+    /// What `tls` was made from, for the client library (`prepareDevices`).
+    var tlsConfiguration: TLSConfiguration?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -121,6 +131,18 @@ struct BenchOptions {
         redis = parsed.has("redis")
         connect = parsed.has("connect")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
+        let caFile = parsed["ca-file"]
+        let serverName = parsed["server-name"]
+        if parsed.has("tls") || caFile != nil || serverName != nil {
+            guard !redis, !connect else { throw UsageError("--tls applies to the native protocol only (not --redis or --connect)") }
+            let configuration = TLSConfiguration.client(caFile: caFile, applicationProtocols: [RPCProtocol.applicationProtocol])
+            do {
+                tls = TLSClientTransforms(context: try TLSContext(configuration), serverName: serverName)
+            } catch {
+                throw UsageError("--ca-file: \(error)")
+            }
+            tlsConfiguration = configuration
+        }
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -47,14 +47,26 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
     /// Connects and completes the handshake.
     static func connect(
         host: String, port: Int, on loop: EventLoop, frames: RawCallFrames, inFlight: Int, offset: Int, phase: Phase,
-        authToken: String
+        authToken: String, tls: (any ClientTransformFactory)? = nil
     ) async throws -> RawUnaryDriver {
         let connection = try await Connection.connect(host: host, port: port, on: loop)
         let driver = RawUnaryDriver(
             connection: connection, frames: frames, inFlight: inFlight, offset: offset, phase: phase, authToken: authToken)
         typealias Outcome = Result<Void, RPCError>
         let welcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            _ = loop.execute { driver.begin { continuation.resume(returning: $0) } }
+            _ = loop.execute {
+                if let tls {
+                    // Before the connection starts, so its ClientHello leaves as it does.
+                    do {
+                        connection.startTransform(try tls.makeClientTransform(host: host, port: port))
+                    } catch {
+                        connection.close()
+                        continuation.resume(returning: .failure(RPCError(code: .unavailable, message: "cannot start TLS: \(error)")))
+                        return
+                    }
+                }
+                driver.begin { continuation.resume(returning: $0) }
+            }
         }
         try welcome.get()
         return driver

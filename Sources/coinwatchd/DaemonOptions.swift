@@ -5,9 +5,7 @@ import CoinWatchService
 
 /// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
 struct DaemonOptions {
-    static let all: [OptionSpec] = [
-        OptionSpec("listen", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_LISTEN", default: "127.0.0.1:7878",
-                   help: "Address to serve on (port 0 picks a free port)."),
+    static let all: [OptionSpec] = ListenOptions.all + [
         OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
                    help: "LevelDB data directory (created if missing)."),
         OptionSpec("feed", .value(placeholder: "FEED"), environment: "COINWATCH_FEED", default: "sim",
@@ -52,7 +50,7 @@ struct DaemonOptions {
         summary: """
             Serves device price-alert settings (LevelDB), live prices and threshold alerts over the
             CoinWatch protocol (docs/PROTOCOL.md). SIGTERM or SIGINT shuts down gracefully; a second
-            signal exits at once.
+            signal exits at once. SIGHUP reloads the TLS certificate and key (docs/SECURITY.md).
             """,
         options: all,
         sections: [("COMMANDS", """
@@ -62,7 +60,9 @@ struct DaemonOptions {
               devices   reset a device's secret (coinwatchd keys --help)
             """)])
 
+    /// Everything but the listeners, which `listen` adds once the TLS context is made.
     var rpc = RPCServer.Configuration()
+    var listen: ListenOptions
     var dataDirectory: String
     var feed: String
     var publishToken: String?
@@ -71,15 +71,7 @@ struct DaemonOptions {
     var logFormat: Logger.Format
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        let listen = parsed["listen"]!
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else {
-            throw UsageError("--listen: '\(listen)' is not HOST:PORT")
-        }
-        var host = String(listen[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        rpc.host = host
-        rpc.port = port
+        listen = try ListenOptions(parsed)
         dataDirectory = parsed["data"]!
         feed = parsed["feed"]!
         do {
