@@ -8,9 +8,10 @@ struct ListenOptions {
     static let all: [OptionSpec] = [
         OptionSpec("listen", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_LISTEN",
                    default: "127.0.0.1:7878",
-                   help: "Address to serve on (port 0 picks a free port); repeat it (or separate addresses with commas) "
+                   help: "Address to serve on (port 0 picks a free port); repeat it, or separate addresses with commas, "
                        + "to listen on several. With --tls-cert every listener speaks TLS only, except one written "
-                       + "tcp://HOST:PORT (plaintext only, say for a loopback address); tls://HOST:PORT asks for TLS."),
+                       + "tcp://HOST:PORT (plaintext only, say for a loopback address); tls://HOST:PORT always asks for "
+                       + "TLS and needs --tls-cert."),
         OptionSpec("tls-cert", .value(placeholder: "FILE"), environment: "COINWATCH_TLS_CERT",
                    help: "PEM certificate chain the TLS listeners present (reloaded with the key on SIGHUP)."),
         OptionSpec("tls-key", .value(placeholder: "FILE"), environment: "COINWATCH_TLS_KEY",
