@@ -38,6 +38,7 @@ struct BenchOptions {
         OptionSpec("ca-file", .value(placeholder: "FILE"), help: "PEM CA certificates to trust for the server (implies --tls)."),
         OptionSpec("server-name", .value(placeholder: "NAME"),
                    help: "Name the server's certificate must carry (default: the --server host; implies --tls)."),
+        OptionSpec("no-resume", .flag, help: "Handshakes mode: offer no session to resume (every handshake a full one)."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
@@ -47,7 +48,7 @@ struct BenchOptions {
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|handshakes> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -59,11 +60,14 @@ struct BenchOptions {
                       resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
+              handshakes  new TLS connections (connect, handshake, Hello/Welcome, close), --connections at a
+                      time (default 4); reports handshakes/s, with session resumption unless --no-resume.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
               unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
+              handshakes: handshakes_per_second, failures, concurrency, resumption
             """)])
 
     var host: String
