@@ -127,7 +127,7 @@ let package = Package(
             name: "CoinWatchAuth",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS",
-                "CoinWatchCore",
+                "CoinWatchCore", "CoinWatchMetrics",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -259,7 +259,7 @@ let package = Package(
             name: "CoinWatchAuthTests",
             dependencies: [
                 "CoinWatchAuth", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore", "CoinWatchRPC",
-                "CoinWatchTLS", "CoinWatchLogging",
+                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics",
             ],
             swiftSettings: swiftSettings
         ),
@@ -299,7 +299,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging", "CoinWatchTLS"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@ public import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
+import Synchronization
 
 /// Decides, before any handler runs, whether a call may go ahead: the same rules for every transport, plugged into
 /// the server's dispatcher as its `CallAuthorizer`.
@@ -30,6 +31,7 @@ public final class Authorizer: CallAuthorizer {
     let failures: FailureTracker
     let cache = CredentialCache()
     let streams = AuthorizedStreams()
+    let counters = AuthCounters()
     let logger: Logger
 
     public init(
@@ -210,6 +212,7 @@ public final class Authorizer: CallAuthorizer {
     /// Checks a token, counting and logging a failure.
     func authenticate(_ token: String, peer: PeerAddress, nowNanos: Int64?) throws(RPCError) -> Principal {
         if let wait = failures.blocked(peer, nowNanos: nowNanos ?? MonotonicClock.nanoseconds()) {
+            counters.throttled.add(1, ordering: .relaxed)
             throw RPCError(
                 code: .resourceExhausted,
                 message: "too many failed authentications from \(peer.limitKey); retry after \(wait.wholeMillisecondsRoundedUp) ms")
@@ -230,6 +233,7 @@ public final class Authorizer: CallAuthorizer {
 
     /// Counts a failed authentication, logs it when a line is due (never the secret), and makes its error.
     func failed(_ failure: CredentialFailure, credential: Credential?, peer: PeerAddress, nowNanos: Int64?) -> RPCError {
+        counters.count(failure)
         if let report = failures.record(peer, nowNanos: nowNanos ?? MonotonicClock.nanoseconds()) {
             logger.warning("authentication failed", [
                 "peer": peer.limitKey, "failures": "\(report.failures)", "reason": failure.description,

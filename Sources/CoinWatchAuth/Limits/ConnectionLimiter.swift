@@ -10,6 +10,8 @@ public final class ConnectionLimiter: Sendable {
 
     let maxOpen: Int
     let rate: RateLimit
+    /// Connections refused so far (for the authoriser's metrics).
+    let refused = Atomic<UInt64>(0)
     private let table: Mutex<TrackedTable<Entry>>
 
     public init(maxOpenPerAddress: Int, rate: RateLimit, capacity: Int) {
@@ -23,7 +25,7 @@ public final class ConnectionLimiter: Sendable {
     public func admit(_ peer: PeerAddress, nowNanos: Int64) -> RPCError? {
         guard !peer.isLoopback, maxOpen > 0 || !rate.isUnlimited else { return nil }
         let rate = self.rate
-        return table.withLock { table -> RPCError? in
+        let refusal = table.withLock { table -> RPCError? in
             guard table.makeRoom(for: peer.limitKey, nowNanos: nowNanos, isIdle: { entry in
                 entry.open == 0 && entry.bucket.isFull(nowNanos: nowNanos)
             }) else {
@@ -47,6 +49,8 @@ public final class ConnectionLimiter: Sendable {
             table[peer.limitKey] = entry
             return nil
         }
+        if refusal != nil { refused.add(1, ordering: .relaxed) }
+        return refusal
     }
 
     /// A connection counted by `admit` ended.
