@@ -259,7 +259,7 @@ let package = Package(
             name: "CoinWatchAuthTests",
             dependencies: [
                 "CoinWatchAuth", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore", "CoinWatchRPC",
-                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics",
+                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchConnect",
             ],
             swiftSettings: swiftSettings
         ),
