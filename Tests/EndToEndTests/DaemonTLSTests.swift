@@ -178,6 +178,39 @@ struct DaemonTLSTests {
         await group.shutdownGracefully()
     }
 
+    @Test("TLS and credentials together: a TLS listener with --auth required still needs a key for every call")
+    func tlsWithAuthorisation() async throws {
+        let pki = try await TestCertificates.shared()
+        let data = try TemporaryDirectory(prefix: "tls-auth")
+        let created = try ServerProcess.run(["keys", "create", "--scope", "prices:read", "--data", data.path + "/db"])
+        let key = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
+        let server = try await ServerProcess.start(dataDirectory: data, arguments: [
+            "--auth", "required", "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
+        ])
+        defer { server.stop() }
+        let anonymous = Self.client(port: server.port, caFile: pki.caFile)
+        let refused = await #expect(throws: RPCError.self) { _ = try await anonymous.prices() }
+        #expect(refused?.code == .unauthenticated)
+        anonymous.close()
+        var configuration = Self.client(port: server.port, caFile: pki.caFile).configuration
+        configuration.token = key
+        let keyed = CoinWatchClient(configuration: configuration)
+        _ = try await keyed.prices()
+        keyed.close()
+        #expect(!server.log.contains(key.dropFirst(21)), "the key's secret never reaches the log")
+    }
+
+    @Test("every listener counts for the protected mode: a second, non-loopback one needs --auth")
+    func protectedModeSeesEveryListener() throws {
+        let data = try TemporaryDirectory()
+        let refused = try ServerProcess.run([
+            "--listen", "tcp://127.0.0.1:0", "--listen", "0.0.0.0:0", "--feed", "none", "--data", data.path + "/db",
+        ])
+        #expect(refused.status == 1, "output: \(refused.output)")
+        #expect(refused.output.contains("refusing to start: listening on 0.0.0.0 without --auth"), "output: \(refused.output)")
+        #expect(!FileManager.default.fileExists(atPath: data.path + "/db"))
+    }
+
     @Test("TLS flags that cannot work are usage errors; an unreadable certificate stops the start with the reason",
           arguments: [
               (["--tls-cert", "/nonexistent.pem"], "error: --tls-cert and --tls-key go together"),
