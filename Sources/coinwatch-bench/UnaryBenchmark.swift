@@ -118,6 +118,8 @@ struct UnaryBenchmark {
         let options = self.options
         try runBlocking {
             var configuration = CoinWatchClient.Configuration(host: options.host, port: options.port)
+            // With authorisation on, the key (settings:write) saves them; an anonymous save would claim each device.
+            configuration.token = options.token
             configuration.tls = options.tlsConfiguration
             configuration.tlsServerName = options.tls?.serverName
             let client = CoinWatchClient(configuration: configuration)
