@@ -38,6 +38,8 @@ struct BenchOptions {
         OptionSpec("ca-file", .value(placeholder: "FILE"), help: "PEM CA certificates to trust for the server (implies --tls)."),
         OptionSpec("server-name", .value(placeholder: "NAME"),
                    help: "Name the server's certificate must carry (default: the --server host; implies --tls)."),
+        OptionSpec("client-cert", .value(placeholder: "FILE"), help: "PEM client certificate for mutual TLS (with --client-key)."),
+        OptionSpec("client-key", .value(placeholder: "FILE"), help: "PEM private key of --client-cert."),
         OptionSpec("no-resume", .flag, help: "Handshakes mode: offer no session to resume (every handshake a full one)."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("connect", .flag,
@@ -137,9 +139,16 @@ struct BenchOptions {
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
         let caFile = parsed["ca-file"]
         let serverName = parsed["server-name"]
-        if parsed.has("tls") || caFile != nil || serverName != nil {
+        let clientCertificate = parsed["client-cert"]
+        let clientKey = parsed["client-key"]
+        guard (clientCertificate == nil) == (clientKey == nil) else {
+            throw UsageError("--client-cert and --client-key go together: give both or neither")
+        }
+        if parsed.has("tls") || caFile != nil || serverName != nil || clientCertificate != nil {
             guard !redis, !connect else { throw UsageError("--tls applies to the native protocol only (not --redis or --connect)") }
-            let configuration = TLSConfiguration.client(caFile: caFile, applicationProtocols: [RPCProtocol.applicationProtocol])
+            var configuration = TLSConfiguration.client(caFile: caFile, applicationProtocols: [RPCProtocol.applicationProtocol])
+            configuration.certificateChainFile = clientCertificate
+            configuration.privateKeyFile = clientKey
             do {
                 tls = TLSClientTransforms(context: try TLSContext(configuration), serverName: serverName)
             } catch {
