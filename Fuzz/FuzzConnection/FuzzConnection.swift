@@ -85,10 +85,9 @@ final class Harness: Sendable {
         loop.execute {
             server.accept(Connection(adopting: serverFD, on: loop), tls: transforms)
         }
-        let exchanged = listener == 3
-            ? tls.exchange(stream, over: client, maxOutput: 8 << 20, timeoutMilliseconds: 20_000)
-            : client.exchange(stream, maxOutput: 8 << 20, timeoutMilliseconds: 20_000)
-        guard let output = exchanged else {
+        guard let output = client.exchange(
+            stream, maxOutput: 8 << 20, timeoutMilliseconds: 20_000, tls: listener == 3 ? tls.clientSession() : nil)
+        else {
             fatalError("the server neither finished nor closed the connection within 20 s")
         }
         waitUntilIdle()

@@ -18,14 +18,20 @@ final class IdentityRecorder: CallAuthorizer {
 /// one, sharing loops and methods.
 @Suite("RPC server with several listeners")
 struct RPCServerListenersTests {
-    @Test("a plaintext listener and a TLS-only one serve their own kind of client and refuse the other")
-    func plaintextBesideTLS() async throws {
-        let pki = try await TestCertificates.shared()
+    /// A free loopback port, one loop, and a handshake timeout a busy machine cannot exhaust.
+    static var loopbackConfiguration: RPCServer.Configuration {
         var configuration = RPCServer.Configuration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoopThreads = 1
         configuration.handshakeTimeout = .seconds(60)
+        return configuration
+    }
+
+    @Test("a plaintext listener and a TLS-only one serve their own kind of client and refuse the other")
+    func plaintextBesideTLS() async throws {
+        let pki = try await TestCertificates.shared()
+        var configuration = Self.loopbackConfiguration
         let context = try ReloadableTLSContext(.server(
             certificateChainFile: pki.server.certificateFile, privateKeyFile: pki.server.privateKeyFile,
             applicationProtocols: [RPCProtocol.applicationProtocol]))
@@ -72,18 +78,9 @@ struct RPCServerListenersTests {
 
     @Test("a listener that cannot bind fails the start and leaves the others closed")
     func bindFailureClosesTheRest() async throws {
-        let blocker = try RPCServer(configuration: {
-            var configuration = RPCServer.Configuration()
-            configuration.host = "127.0.0.1"
-            configuration.port = 0
-            configuration.eventLoopThreads = 1
-            return configuration
-        }(), methods: [])
+        let blocker = try RPCServer(configuration: Self.loopbackConfiguration, methods: [])
         let taken = try blocker.start()
-        var configuration = RPCServer.Configuration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.eventLoopThreads = 1
+        var configuration = Self.loopbackConfiguration
         configuration.additionalListeners = [RPCServer.Listener(host: "127.0.0.1", port: taken)]
         let server = try RPCServer(configuration: configuration, methods: [])
         #expect(throws: IOError.self) { try server.start() }
@@ -95,11 +92,7 @@ struct RPCServerListenersTests {
     @Test("with client certificates asked for, the authorizer sees each call's verified certificate subject")
     func peerIdentityReachesTheAuthorizer() async throws {
         let pki = try await TestCertificates.shared()
-        var configuration = RPCServer.Configuration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.eventLoopThreads = 1
-        configuration.handshakeTimeout = .seconds(60)
+        var configuration = Self.loopbackConfiguration
         var tls = TLSConfiguration.server(
             certificateChainFile: pki.server.certificateFile, privateKeyFile: pki.server.privateKeyFile,
             applicationProtocols: [RPCProtocol.applicationProtocol])
