@@ -14,11 +14,13 @@
 //   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
 //   service      CoinWatchAuth (credentials, the method policy, limits, the Admin RPCs), CoinWatchService,
 //                CoinWatchClient
+//   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 //   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
-//   fuzz         FuzzConnection, FuzzMessages, FuzzCredentials (Fuzz/, declared only when COINWATCH_FUZZ is set)
+//   fuzz         FuzzConnection, FuzzMessages, FuzzJSON, FuzzCredentials, FuzzWebSocket, FuzzVenues (Fuzz/, declared
+//                only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -139,6 +141,15 @@ let package = Package(
             ],
             swiftSettings: hotPathSettings
         ),
+        // MARK: Feeds
+        .target(
+            name: "CoinWatchFeeds",
+            dependencies: [
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore",
+                "CoinWatchMetrics",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CoinWatchClient",
             dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS"],
@@ -154,8 +165,8 @@ let package = Package(
         .executableTarget(
             name: "coinwatchd",
             dependencies: [
-                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
-                "CoinWatchAuth", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS",
+                "CoinWatchService", "CoinWatchFeeds", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging",
+                "CoinWatchCommandLine", "CoinWatchAuth", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: swiftSettings
         ),
@@ -272,6 +283,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchFeedsTests",
+            dependencies: [
+                "CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
+                "CoinWatchMetrics", "CoinWatchTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchCLITests",
             dependencies: [
                 "CoinWatchCLI", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
@@ -307,6 +326,18 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzCredentials",
             dependencies: ["CoinWatchAuth", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
             path: "Fuzz/FuzzCredentials",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzWebSocket",
+            dependencies: ["CoinWatchFeeds"],
+            path: "Fuzz/FuzzWebSocket",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzVenues",
+            dependencies: ["CoinWatchFeeds", "CoinWatchModel"],
+            path: "Fuzz/FuzzVenues",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

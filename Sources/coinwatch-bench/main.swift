@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts|handshakes> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|handshakes> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -28,11 +28,13 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try IdleBenchmark(options: options).run()
     case "alerts":
         return try AlertBenchmark(options: options).run()
+    case "feeds":
+        return try FeedBenchmark(options: options, feed: FeedBenchOptions(parsed, options)).run()
     case "handshakes":
         return try HandshakeBenchmark(options: options, resumes: !parsed.has("no-resume")).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts or handshakes")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds or handshakes")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle, alerts or handshakes")
+        throw UsageError("missing mode: unary, stream, idle, alerts, feeds or handshakes")
     }
 }

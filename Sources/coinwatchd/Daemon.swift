@@ -1,5 +1,6 @@
 import CoinWatchAuth
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchRPC
@@ -59,7 +60,11 @@ struct Daemon {
         let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+            let feed = options.feed
+            let feedConfiguration = options.feedConfiguration
+            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
+                try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+            }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -142,7 +147,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = options.feed
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration
     }

@@ -51,18 +51,21 @@ enum HealthCommand {
     static func run(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         try usage(CommandCatalog.health) { () throws(UsageError) in _ = try ArgumentReaders.exactly([], in: parsed) }
         let session = context.session
-        let (status, name, version) = try context.run { () throws(CLIError) in
+        let (response, name, version) = try context.run { () throws(CLIError) in
             let connection = try await session.connect()
             do throws(RPCError) {
-                let status = try await session.client.health()
-                return (status, connection.welcome.serverName, connection.welcome.serverVersion)
+                let response = try await session.client.healthCheck()
+                return (response, connection.welcome.serverName, connection.welcome.serverVersion)
             } catch {
                 throw CLIError(error)
             }
         }
+        let status = response.status
         context.emit(
-            Presenter.healthText(status: status, address: session.address, serverName: name, serverVersion: version),
-            json: Presenter.healthJSON(status: status, address: session.address, serverName: name, serverVersion: version))
+            Presenter.healthText(
+                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds),
+            json: Presenter.healthJSON(
+                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds))
         return status == .serving ? ExitStatus.ok : ExitStatus.rpcError
     }
 }

@@ -1,17 +1,26 @@
+import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
 
 extension HealthState {
-    /// `Health/Check`: SERVING once the store is open and the feed runs; NOT_FOUND for a service this server does not
-    /// know.
+    /// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source;
+    /// NOT_FOUND for a service this server does not know.
     public var methods: [RPCMethod] {
         [
             .unary(V1.Health.check, inline: { request, _ throws(RPCError) in
                 guard request.service.isEmpty || request.service == "coinwatch.v1.CoinWatch" else {
                     throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
                 }
-                return V1.HealthCheckResponse(status: self.isServing ? .serving : .notServing)
+                return V1.HealthCheckResponse(
+                    status: self.isServing ? .serving : .notServing, feeds: self.feedSourceStats.map(Self.wire))
             }),
         ]
+    }
+
+    static func wire(_ stats: PriceSourceStats) -> V1.FeedSourceHealth {
+        V1.FeedSourceHealth(
+            name: stats.name, connected: stats.isConnected, lastMessageAgeMs: stats.lastMessageAgeMs ?? -1,
+            reconnects: stats.reconnects, gaps: stats.gaps, messagesPerSecond: V1.Decimal(stats.messagesPerSecond),
+            messages: stats.messages, rejectedMessages: stats.rejectedMessages, lastError: stats.lastError)
     }
 }
