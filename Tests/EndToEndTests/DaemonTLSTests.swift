@@ -182,7 +182,9 @@ struct DaemonTLSTests {
     func tlsWithAuthorisation() async throws {
         let pki = try await TestCertificates.shared()
         let data = try TemporaryDirectory(prefix: "tls-auth")
-        let created = try ServerProcess.run(["keys", "create", "--scope", "prices:read", "--data", data.path + "/db"])
+        let created = try await onOwnThread {
+            try ServerProcess.run(["keys", "create", "--scope", "prices:read", "--data", data.path + "/db"])
+        }
         let key = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
         let server = try await ServerProcess.start(dataDirectory: data, arguments: [
             "--auth", "required", "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
@@ -201,11 +203,13 @@ struct DaemonTLSTests {
     }
 
     @Test("every listener counts for the protected mode: a second, non-loopback one needs --auth")
-    func protectedModeSeesEveryListener() throws {
+    func protectedModeSeesEveryListener() async throws {
         let data = try TemporaryDirectory()
-        let refused = try ServerProcess.run([
-            "--listen", "tcp://127.0.0.1:0", "--listen", "0.0.0.0:0", "--feed", "none", "--data", data.path + "/db",
-        ])
+        let refused = try await onOwnThread {
+            try ServerProcess.run([
+                "--listen", "tcp://127.0.0.1:0", "--listen", "0.0.0.0:0", "--feed", "none", "--data", data.path + "/db",
+            ])
+        }
         #expect(refused.status == 1, "output: \(refused.output)")
         #expect(refused.output.contains("refusing to start: listening on 0.0.0.0 without --auth"), "output: \(refused.output)")
         #expect(!FileManager.default.fileExists(atPath: data.path + "/db"))
@@ -219,20 +223,22 @@ struct DaemonTLSTests {
               (["--tls-cert", "/c.pem", "--tls-key", "/k.pem", "--tls-min-version", "1.1"],
                "error: --tls-min-version: '1.1' is not 1.2 or 1.3"),
           ])
-    func badTLSFlags(_ arguments: [String], _ message: String) throws {
+    func badTLSFlags(_ arguments: [String], _ message: String) async throws {
         let data = try TemporaryDirectory()
-        let result = try ServerProcess.run(arguments + ["--data", data.path + "/store"])
+        let result = try await onOwnThread { try ServerProcess.run(arguments + ["--data", data.path + "/store"]) }
         #expect(result.status == 64, "output: \(result.output)")
         #expect(result.output.hasPrefix(message), "output: \(result.output)")
     }
 
     @Test("a certificate file that cannot be read stops coinwatchd before it opens the store, naming the file")
-    func unreadableCertificate() throws {
+    func unreadableCertificate() async throws {
         let data = try TemporaryDirectory()
-        let result = try ServerProcess.run([
-            "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem",
-            "--data", data.path + "/store",
-        ])
+        let result = try await onOwnThread {
+            try ServerProcess.run([
+                "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem",
+                "--data", data.path + "/store",
+            ])
+        }
         #expect(result.status == 1, "output: \(result.output)")
         #expect(result.output.contains("cannot use the TLS certificate and key"), "output: \(result.output)")
         #expect(result.output.contains("/nonexistent/cert.pem"), "output: \(result.output)")
