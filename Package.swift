@@ -12,13 +12,15 @@
 //   engine       CoinWatchAlertEngine
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
-//   service      CoinWatchService, CoinWatchClient
+//   service      CoinWatchAuth (credentials, the method policy, limits, the Admin RPCs), CoinWatchService,
+//                CoinWatchClient
 //   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 //   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
-//   fuzz         FuzzConnection, FuzzMessages (Fuzz/, declared only when COINWATCH_FUZZ is set)
+//   fuzz         FuzzConnection, FuzzMessages, FuzzJSON, FuzzCredentials, FuzzWebSocket, FuzzVenues (Fuzz/, declared
+//                only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -137,10 +139,18 @@ let package = Package(
 
         // MARK: Service and client
         .target(
+            name: "CoinWatchAuth",
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS",
+                "CoinWatchCore", "CoinWatchMetrics",
+            ],
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchCore", "CoinWatchMetrics",
+                "CoinWatchCore", "CoinWatchMetrics", "CoinWatchAuth",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -155,7 +165,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS"],
             swiftSettings: swiftSettings
         ),
 
@@ -167,14 +177,18 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchFeeds", "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchMetrics", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: [
+                "CoinWatchService", "CoinWatchFeeds", "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchMetrics", "CoinWatchRPC",
+                "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine", "CoinWatchAuth",
+                "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchCLI",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
-                "CoinWatchCore",
+                "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: swiftSettings
         ),
@@ -192,7 +206,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
-                "CoinWatchCommandLine", "CoinWatchCore",
+                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -272,10 +286,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchAuthTests",
+            dependencies: [
+                "CoinWatchAuth", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore", "CoinWatchRPC",
+                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchConnect",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchAuth",
             ],
             swiftSettings: swiftSettings
         ),
@@ -298,7 +320,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport", "CoinWatchTLS",
+            ],
             swiftSettings: swiftSettings
         ),
     ]
@@ -313,7 +337,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .target(
             name: "FuzzSupport",
-            dependencies: ["CoinWatchCore"],
+            dependencies: ["CoinWatchCore", "CoinWatchTLS"],
             path: "Fuzz/FuzzSupport",
             swiftSettings: swiftSettings
         ),
@@ -334,8 +358,14 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
         ),
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging", "FuzzSupport"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging", "CoinWatchTLS", "FuzzSupport"],
             path: "Fuzz/FuzzConnection",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzCredentials",
+            dependencies: ["CoinWatchAuth", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            path: "Fuzz/FuzzCredentials",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

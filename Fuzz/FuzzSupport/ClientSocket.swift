@@ -1,4 +1,5 @@
 import CoinWatchCore
+import CoinWatchTLS
 
 #if canImport(Glibc)
 import Glibc
@@ -21,33 +22,70 @@ public struct ClientSocket {
 
     /// Sends `bytes` (then FIN) while collecting the server's output, until the server closes its side or
     /// `timeoutMilliseconds` pass. Returns nil on timeout: the server neither finished nor closed.
-    public func exchange(_ bytes: UnsafeRawBufferPointer, maxOutput: Int, timeoutMilliseconds: Int) -> [UInt8]? {
-        var sent = 0
+    ///
+    /// With `tls`, a client session whose handshake has begun, the handshake is completed first, `bytes` go as
+    /// application data (without close_notify: end of file alone ends the input, as in plaintext; a close_notify
+    /// would make the server's session answer with its own and send nothing more) and the output is what the
+    /// server's records decrypt to, up to its alert or close.
+    public func exchange(
+        _ bytes: UnsafeRawBufferPointer, maxOutput: Int, timeoutMilliseconds: Int, tls: TLSSession? = nil
+    ) -> [UInt8]? {
+        // What is still to be written to the socket: the input itself, or the session's records.
+        var pending: [UInt8] = tls == nil ? Array(bytes) : []
+        var inputQueued = tls == nil
         var finSent = false
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let start = Self.nowMilliseconds()
         while true {
-            if !finSent {
-                while sent < bytes.count {
-                    // write(2): copies up to `count` bytes from the caller's buffer; -1/EAGAIN when the socket is full.
-                    let n = write(fd, bytes.baseAddress! + sent, bytes.count - sent)
-                    if n > 0 { sent += n } else { break }
+            if let tls {
+                if tls.isHandshakeComplete, !inputQueued {
+                    inputQueued = true
+                    do {
+                        try tls.write(bytes)
+                    } catch {
+                        fatalError("the client cannot encrypt \(bytes.count) bytes: \(error)")
+                    }
                 }
-                if sent == bytes.count {
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { tls.drainOutput(into: $0) }
+                    if count == 0 { break }
+                    pending += buffer[..<count]
+                }
+            }
+            if !finSent {
+                while !pending.isEmpty {
+                    // write(2): copies up to `count` bytes from the caller's buffer; -1/EAGAIN when the socket is full.
+                    let n = pending.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    if n > 0 { pending.removeFirst(n) } else { break }
+                }
+                if inputQueued && pending.isEmpty {
                     // shutdown(2) SHUT_WR: the server reads end of file after the bytes already sent.
                     _ = shutdown(fd, Int32(SHUT_WR))
                     finSent = true
                 }
             }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN) | (finSent ? 0 : Int16(POLLOUT)), revents: 0)
+            // Writability only while there is something to write: a TLS client waiting for the server's handshake
+            // messages has nothing, and would spin.
+            var poller = pollfd(fd: fd, events: Int16(POLLIN) | (pending.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
             let remaining = timeoutMilliseconds - (Self.nowMilliseconds() - start)
             guard remaining > 0 else { return nil }
             _ = poll(&poller, 1, Int32(min(remaining, 100)))
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n > 0 {
-                    output.append(contentsOf: buffer[..<n])
+                    if let tls {
+                        do {
+                            try tls.feed(Array(buffer[..<n]))
+                            if !tls.isHandshakeComplete { _ = try tls.advanceHandshake() }
+                            output += try tls.readAvailable()
+                        } catch {
+                            // The server's alert or close: what it sent before is the answer.
+                            return output
+                        }
+                    } else {
+                        output.append(contentsOf: buffer[..<n])
+                    }
                     guard output.count <= maxOutput else {
                         fatalError("the server sent more than \(maxOutput) bytes for one input")
                     }

@@ -1,5 +1,6 @@
 import CoinWatchModel
 public import CoinWatchRPC
+public import CoinWatchTLS
 
 extension CoinWatchClient {
     /// Where the server is and how to talk to it.
@@ -14,6 +15,12 @@ extension CoinWatchClient {
         public var defaultTimeout: Duration? = .seconds(10)
         public var keepaliveInterval: Duration = .seconds(30)
         public var keepaliveTimeout: Duration = .seconds(10)
+        /// TLS to the server; nil: plaintext. `TLSConfiguration.client(caFile:)` verifies the server against the
+        /// system's CAs plus `caFile`; set `certificateChainFile` and `privateKeyFile` for mutual TLS. The native
+        /// ALPN name is offered when the configuration offers none.
+        public var tls: TLSConfiguration?
+        /// The name the server's certificate must carry (and SNI); nil: `host`.
+        public var tlsServerName: String?
 
         public init(host: String = "127.0.0.1", port: Int = 7878) {
             self.host = host

@@ -1,6 +1,7 @@
 import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchRPC
+import CoinWatchTLS
 import Synchronization
 
 /// The client library for CoinWatch servers.
@@ -22,6 +23,8 @@ public final class CoinWatchClient: Sendable {
     private let current = Mutex<RPCClientConnection?>(nil)
     /// Serialises connection attempts so concurrent first calls share one connection.
     private let connecting = ConnectGate()
+    /// The TLS context, made on the first connection and kept so later connections resume its sessions.
+    private let tlsContext = Mutex<TLSContext?>(nil)
 
     /// Creates a client; nothing connects until the first call (or `connect()`).
     public init(configuration: Configuration) {
@@ -69,6 +72,7 @@ public final class CoinWatchClient: Sendable {
             options.connectTimeout = self.configuration.connectTimeout
             options.keepaliveInterval = self.configuration.keepaliveInterval
             options.keepaliveTimeout = self.configuration.keepaliveTimeout
+            options.transform = try self.tlsTransforms()
             let connection = try await RPCClientConnection.connect(
                 host: self.configuration.host, port: self.configuration.port, on: try self.eventLoop(), options: options)
             let previous = self.current.withLock { current in
@@ -78,6 +82,25 @@ public final class CoinWatchClient: Sendable {
             previous?.close()
             return connection
         }
+    }
+
+    /// The TLS of `configuration.tls` for a connection, nil without it; the context is made once.
+    ///
+    /// - Throws: INVALID_ARGUMENT naming the file or setting `TLSContext` refused.
+    private func tlsTransforms() throws(RPCError) -> TLSClientTransforms? {
+        guard var tls = configuration.tls else { return nil }
+        let context = try tlsContext.withLock { context throws(RPCError) -> TLSContext in
+            if let context { return context }
+            if tls.applicationProtocols.isEmpty { tls.applicationProtocols = [RPCProtocol.applicationProtocol] }
+            do {
+                let made = try TLSContext(tls)
+                context = made
+                return made
+            } catch {
+                throw RPCError(code: .invalidArgument, message: "cannot set up TLS: \(error)")
+            }
+        }
+        return TLSClientTransforms(context: context, serverName: configuration.tlsServerName)
     }
 
     /// Closes the connection; a later call reconnects.

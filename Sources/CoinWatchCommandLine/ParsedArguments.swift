@@ -87,14 +87,16 @@ public struct ParsedArguments: Sendable {
                 guard inlineValue == nil else { throw UsageError("--\(name) takes no value") }
                 result.flags.insert(name)
             case .value:
+                let value: String
                 if let inlineValue {
-                    result.values[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < arguments.count else { throw UsageError("--\(name) needs a value") }
-                    result.values[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 }
-                result.repeated[name, default: []].append(result.values[name]!)
+                result.values[name] = value
+                result.repeated[name, default: []].append(value)
             }
         }
         for option in options {

@@ -46,6 +46,12 @@ public struct Logger: Sendable {
         self.init(label: label, level: level, sink: LogSink(format: format, fd: 2))
     }
 
+    /// A logger writing to `fileDescriptor` (a file or a pipe the caller owns and keeps open), for tests that read
+    /// what was logged.
+    public init(label: String, level: Level = .info, format: Format = .text, fileDescriptor: Int32) {
+        self.init(label: label, level: level, sink: LogSink(format: format, fd: fileDescriptor))
+    }
+
     init(label: String, level: Level, sink: LogSink) {
         self.label = label
         self.level = level

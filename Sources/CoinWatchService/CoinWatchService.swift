@@ -1,4 +1,5 @@
 import CoinWatchAlertEngine
+public import CoinWatchAuth
 public import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -16,8 +17,8 @@ public import CoinWatchStore
 /// CoinWatchFeeds): the service only starts, stops and reports it.
 public final class CoinWatchService: Sendable {
     public struct Configuration: Sendable {
-        /// When set, PublishPrices requires it.
-        public var publishToken: String?
+        /// When set, a device's first save issues its secret (see `DeviceClaims`).
+        public var deviceClaims: DeviceClaims?
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
         public var slowSubscriberTimeout: Duration = .seconds(10)
         public var alerts = AlertService.Configuration()
@@ -98,8 +99,8 @@ public final class CoinWatchService: Sendable {
     /// Every method the service serves.
     public var methods: [RPCMethod] {
         let hub = self.hub
-        return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil })
-            + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
+        return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil }, claims: configuration.deviceClaims)
+            + hub.methods + alerts.methods + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.

@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchTLS
 
 #if canImport(Glibc)
 import Glibc
@@ -12,6 +13,7 @@ extension BenchOptions {
         let host = self.host
         let port = self.port
         let token = self.token
+        let tls = self.tls
         return try runBlocking {
             try await withThrowingTaskGroup(of: RPCClientConnection.self) { tasks in
                 var all: [RPCClientConnection] = []
@@ -24,6 +26,7 @@ extension BenchOptions {
                             connectOptions.clientName = clientName
                             connectOptions.authToken = token
                             connectOptions.keepaliveInterval = .zero
+                            connectOptions.transform = tls
                             return try await RPCClientConnection.connect(
                                 host: host, port: port, on: group.next(), options: connectOptions)
                         }

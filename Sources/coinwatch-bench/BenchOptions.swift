@@ -1,4 +1,6 @@
 import CoinWatchCommandLine
+import CoinWatchRPC
+import CoinWatchTLS
 
 /// How unary mode issues calls.
 enum UnaryClient: String {
@@ -30,7 +32,15 @@ struct BenchOptions {
         OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
         OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
-        OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
+        OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Credential sent in Hello: a service key (with the scopes the mode needs) when the server runs "
+                       + "with --auth required, or its publish token."),
+        OptionSpec("tls", .flag, help: "Connect with TLS (the server's certificate checked against the system's CAs and --ca-file)."),
+        OptionSpec("ca-file", .value(placeholder: "FILE"), help: "PEM CA certificates to trust for the server (implies --tls)."),
+        OptionSpec("server-name", .value(placeholder: "NAME"),
+                   help: "Name the server's certificate must carry (default: the --server host; implies --tls)."),
+        OptionSpec("client-cert", .value(placeholder: "FILE"), help: "PEM client certificate for mutual TLS (with --client-key)."),
+        OptionSpec("client-key", .value(placeholder: "FILE"), help: "PEM private key of --client-cert."),
+        OptionSpec("no-resume", .flag, help: "Handshakes mode: offer no session to resume (every handshake a full one)."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("out", .value(placeholder: "FILE"), help: "grpc-request mode: where to write the request."),
         OptionSpec("connect", .flag,
@@ -47,7 +57,7 @@ struct BenchOptions {
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|grpc-request> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|handshakes|grpc-request> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -65,6 +75,8 @@ struct BenchOptions {
                       continuation frames. Run from the repository root after scripts/python-env.
               grpc-request  writes to --out a gRPC-framed GetSettings request for device bench-0 (the body
                       h2load posts) after creating --devices devices (default 1) on --server.
+              handshakes  new TLS connections (connect, handshake, Hello/Welcome, close), --connections at a
+                      time (default 4); reports handshakes/s, with session resumption unless --no-resume.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
@@ -73,6 +85,7 @@ struct BenchOptions {
               feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, latency_live_p50_ms,
                       latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
                       memory_huge_growth_bytes, memory_endless_growth_bytes
+              handshakes: handshakes_per_second, failures, concurrency, resumption
             """)])
 
     var host: String
@@ -96,6 +109,10 @@ struct BenchOptions {
     var connect: Bool
     var serverPID: Int?
     var out: String?
+    /// TLS for every native connection (nil: plaintext): one context, so reconnections may resume sessions.
+    var tls: TLSClientTransforms?
+    /// What `tls` was made from, for the client library (`prepareDevices`).
+    var tlsConfiguration: TLSConfiguration?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -138,6 +155,25 @@ struct BenchOptions {
         redis = parsed.has("redis")
         connect = parsed.has("connect")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
+        let caFile = parsed["ca-file"]
+        let serverName = parsed["server-name"]
+        let clientCertificate = parsed["client-cert"]
+        let clientKey = parsed["client-key"]
+        guard (clientCertificate == nil) == (clientKey == nil) else {
+            throw UsageError("--client-cert and --client-key go together: give both or neither")
+        }
+        if parsed.has("tls") || caFile != nil || serverName != nil || clientCertificate != nil {
+            guard !redis, !connect else { throw UsageError("--tls applies to the native protocol only (not --redis or --connect)") }
+            var configuration = TLSConfiguration.client(caFile: caFile, applicationProtocols: [RPCProtocol.applicationProtocol])
+            configuration.certificateChainFile = clientCertificate
+            configuration.privateKeyFile = clientKey
+            do {
+                tls = TLSClientTransforms(context: try TLSContext(configuration), serverName: serverName)
+            } catch {
+                throw UsageError("--ca-file: \(error)")
+            }
+            tlsConfiguration = configuration
+        }
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -30,12 +30,15 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
     private var errors = 0
     private var firstError: String?
     private var handshake: ((Result<Void, RPCError>) -> Void)?
+    /// Sent in `Hello`: the connection's credential (a service key, with authorisation on).
+    private let authToken: String
 
-    init(connection: Connection, frames: RawCallFrames, inFlight: Int, offset: Int, phase: Phase) {
+    init(connection: Connection, frames: RawCallFrames, inFlight: Int, offset: Int, phase: Phase, authToken: String = "") {
         self.connection = connection
         self.frames = frames
         self.phase = phase
         self.inFlight = inFlight
+        self.authToken = authToken
         next = offset % frames.count
         slotIDs = Array(repeating: 0, count: inFlight)
         slotStarts = Array(repeating: 0, count: inFlight)
@@ -43,14 +46,27 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
 
     /// Connects and completes the handshake.
     static func connect(
-        host: String, port: Int, on loop: EventLoop, frames: RawCallFrames, inFlight: Int, offset: Int, phase: Phase
+        host: String, port: Int, on loop: EventLoop, frames: RawCallFrames, inFlight: Int, offset: Int, phase: Phase,
+        authToken: String, tls: (any ClientTransformFactory)? = nil
     ) async throws -> RawUnaryDriver {
         let connection = try await Connection.connect(host: host, port: port, on: loop)
         let driver = RawUnaryDriver(
-            connection: connection, frames: frames, inFlight: inFlight, offset: offset, phase: phase)
+            connection: connection, frames: frames, inFlight: inFlight, offset: offset, phase: phase, authToken: authToken)
         typealias Outcome = Result<Void, RPCError>
         let welcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            _ = loop.execute { driver.begin { continuation.resume(returning: $0) } }
+            _ = loop.execute {
+                if let tls {
+                    // Before the connection starts, so its ClientHello leaves as it does.
+                    do {
+                        connection.startTransform(try tls.makeClientTransform(host: host, port: port))
+                    } catch {
+                        connection.close()
+                        continuation.resume(returning: .failure(RPCError(code: .unavailable, message: "cannot start TLS: \(error)")))
+                        return
+                    }
+                }
+                driver.begin { continuation.resume(returning: $0) }
+            }
         }
         try welcome.get()
         return driver
@@ -60,7 +76,8 @@ final class RawUnaryDriver: UnaryLoad, ConnectionDelegate, @unchecked Sendable {
     private func begin(_ completion: @escaping (Result<Void, RPCError>) -> Void) {
         handshake = completion
         connection.start(delegate: self)
-        let hello = V1.Frame(kind: .hello(V1.Hello(protocolVersion: RPCProtocol.version, clientName: "coinwatch-bench")))
+        let hello = V1.Frame(kind: .hello(V1.Hello(
+            protocolVersion: RPCProtocol.version, clientName: "coinwatch-bench", authToken: authToken)))
         hello.serializedBytes().withUnsafeBytes { connection.enqueueFrame(body: $0) }
     }
 

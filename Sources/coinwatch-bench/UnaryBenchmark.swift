@@ -2,6 +2,7 @@ import CoinWatchClient
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTLS
 import Dispatch
 import Synchronization
 
@@ -101,7 +102,8 @@ struct UnaryBenchmark {
                     tasks.addTask {
                         try await RawUnaryDriver.connect(
                             host: options.host, port: options.port, on: loop, frames: frames, inFlight: options.inFlight,
-                            offset: index * payloads.count / options.connections, phase: phase)
+                            offset: index * payloads.count / options.connections, phase: phase,
+                            authToken: options.token, tls: options.tls)
                     }
                 }
                 var all: [any UnaryLoad] = []
@@ -116,7 +118,12 @@ struct UnaryBenchmark {
     func prepareDevices() throws {
         let options = self.options
         try runBlocking {
-            let client = CoinWatchClient(configuration: .init(host: options.host, port: options.port))
+            var configuration = CoinWatchClient.Configuration(host: options.host, port: options.port)
+            // With authorisation on, the key (settings:write) saves them; an anonymous save would claim each device.
+            configuration.token = options.token
+            configuration.tls = options.tlsConfiguration
+            configuration.tlsServerName = options.tls?.serverName
+            let client = CoinWatchClient(configuration: configuration)
             defer { client.close() }
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 for batch in stride(from: 0, to: options.devices, by: 100) {

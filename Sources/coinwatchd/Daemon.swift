@@ -1,3 +1,4 @@
+import CoinWatchAuth
 import CoinWatchCommandLine
 import CoinWatchConnect
 import CoinWatchFeeds
@@ -8,6 +9,7 @@ import CoinWatchModel
 import CoinWatchRPC
 import CoinWatchService
 import CoinWatchStore
+import CoinWatchTLS
 import Dispatch
 import Foundation
 import Synchronization
@@ -19,6 +21,24 @@ struct Daemon {
 
     func run() throws -> Int32 {
         let logger = Logger(label: "coinwatchd", level: options.logLevel, format: options.logFormat)
+        let authMode: AuthMode
+        do {
+            authMode = try AuthMode.resolve(
+                requested: options.security.requestedMode, listenHosts: options.listen.addresses.map(\.host))
+        } catch {
+            CommandRunner.printError("coinwatchd: \(error)")
+            return 1
+        }
+        // Read before the store is opened, so a wrong path or a key that does not match is reported at once.
+        var tls: ReloadableTLSContext?
+        if let configuration = options.listen.tls {
+            do {
+                tls = try ReloadableTLSContext(configuration)
+            } catch {
+                CommandRunner.printError("coinwatchd: cannot use the TLS certificate and key: \(error)")
+                return 1
+            }
+        }
         let database: Database
         do {
             database = try Self.openStore(options.dataDirectory)
@@ -27,6 +47,20 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
             return 1
         }
+        let credentials: CredentialStore
+        do {
+            credentials = try CredentialStore(database: database, publishToken: options.publishToken)
+        } catch {
+            database.close()
+            logger.error("cannot load the credentials", ["data": options.dataDirectory, "reason": error.message])
+            CommandRunner.printError("coinwatchd: cannot load the credentials in \(options.dataDirectory): \(error.message)")
+            return 1
+        }
+        var serviceConfiguration = self.serviceConfiguration
+        serviceConfiguration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
+        var authorization = options.security.authorizer
+        authorization.mode = authMode
+        let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))
         let service: CoinWatchService
         do {
             let feed = options.feed
@@ -49,28 +83,55 @@ struct Daemon {
             return 1
         }
         var rpc = options.rpc
+        options.listen.apply(to: &rpc, context: tls)
         rpc.serverName = "coinwatchd"
         rpc.serverVersion = CoinWatchVersion.current
+        rpc.admission = authorizer.connections
+        let methods = authorizer.guardingStreams(
+            Self.methods(of: service, adding: AdminMethods(credentials: credentials).methods))
         let server: RPCServer
-        let port: Int
         do {
-            server = try RPCServer(configuration: rpc, methods: Self.methods(of: service), logger: logger.labeled("rpc"))
-            Self.serveHTTP(on: server, service: service, corsOrigins: options.corsOrigins, logger: logger)
-            port = try server.start()
+            server = try RPCServer(configuration: rpc, methods: methods, authorizer: authorizer, logger: logger.labeled("rpc"))
+            Self.serveHTTP(on: server, service: service, authorizer: authorizer, corsOrigins: options.corsOrigins,
+                           logger: logger)
+            try server.start()
         } catch {
             service.close()
             database.close()
-            let address = "\(rpc.host):\(rpc.port)"
+            let address = options.listen.addresses.map(\.hostAndPort).joined(separator: ", ")
             CommandRunner.printError("coinwatchd: cannot listen on \(address): \(error.description(naming: address))")
             return 1
         }
         service.start()
-        logger.info("listening on \(rpc.host):\(port)", [
-            "data": options.dataDirectory, "feed": service.feedDescription,
-            "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
-            "devices": "\(service.deviceCount)",
-        ])
-        let signals = SignalWatcher(logger: logger)
+        // One line per listener, the first (with the server's settings) naming the first --listen address.
+        for (index, listener) in rpc.listeners.enumerated() {
+            let address = "\(listener.host.contains(":") ? "[\(listener.host)]" : listener.host):\(server.ports[index])"
+            let security = listener.tls == nil ? "off" : "only"
+            if index == 0 {
+                logger.info("listening on \(address)", [
+                    "data": options.dataDirectory, "feed": service.feedDescription,
+                    "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
+                    "devices": "\(service.deviceCount)", "auth": authMode.rawValue, "tls": security,
+                ])
+            } else {
+                logger.info("listening on \(address)", ["tls": security])
+            }
+        }
+        let reloadable = tls
+        let signals = SignalWatcher(logger: logger) {
+            guard let tls = reloadable else {
+                logger.info("SIGHUP: no TLS certificate to reload")
+                return
+            }
+            do throws(TLSError) {
+                try tls.reload()
+                logger.notice("reloaded the TLS certificate and key for new connections", [
+                    "cert": tls.configuration.certificateChainFile ?? "",
+                ])
+            } catch {
+                logger.error("kept the previous TLS certificate: the new one cannot be used", ["reason": error.description])
+            }
+        }
         signals.wait()
         logger.info("shutting down", ["grace": DurationText.format(rpc.shutdownGracePeriod)])
         let done = DispatchSemaphore(value: 0)
@@ -90,9 +151,9 @@ struct Daemon {
         return 0
     }
 
-    /// The service's methods, and gRPC's standard health and reflection services describing them.
-    static func methods(of service: CoinWatchService) -> [RPCMethod] {
-        let methods = service.methods
+    /// The service's methods and `extra` ones, and gRPC's standard health and reflection services describing them.
+    static func methods(of service: CoinWatchService, adding extra: [RPCMethod] = []) -> [RPCMethod] {
+        let methods = service.methods + extra
         var names: [String] = []
         for method in methods {
             let name = String(method.path.prefix { $0 != "/" })
@@ -106,10 +167,12 @@ struct Daemon {
     /// HTTP on the same port: gRPC over HTTP/2, the Connect protocol and the dashboard over HTTP/1.1 and
     /// HTTP/2, and the operators' `/metrics`, `/healthz` and `/readyz`. Components add their collectors to the
     /// registry here.
-    static func serveHTTP(on server: RPCServer, service: CoinWatchService, corsOrigins: [String], logger: Logger) {
+    static func serveHTTP(on server: RPCServer, service: CoinWatchService, authorizer: Authorizer,
+                          corsOrigins: [String], logger: Logger) {
         let registry = MetricsRegistry()
         registry.register(server.metrics)
         registry.register(service.metrics)
+        registry.register(authorizer.metrics)
         let health = service.health
         registry.register(FeedMetrics { [health] in health.feedSourceStats })
         var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
@@ -119,7 +182,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         return configuration
     }
@@ -183,8 +245,9 @@ struct Daemon {
     }
 }
 
-/// SIGTERM and SIGINT: the first starts a graceful shutdown, a second exits at once.
-/// Kept alive for the whole run so the second signal is still caught while shutting down.
+/// SIGTERM and SIGINT: the first starts a graceful shutdown, a second exits at once. SIGHUP: `reload` (the TLS
+/// certificate), any number of times. Kept alive for the whole run so the second signal is still caught while
+/// shutting down.
 final class SignalWatcher: @unchecked Sendable {
     // @unchecked Sendable: `sources` is written once in init and never mutated; the
     // dispatch sources themselves are thread-safe.
@@ -192,14 +255,16 @@ final class SignalWatcher: @unchecked Sendable {
     private let count = SignalCount()
     private let sources: [any DispatchSourceSignal]
 
-    init(logger: Logger) {
+    init(logger: Logger, reload: @escaping @Sendable () -> Void) {
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
+        // Ignored by default action (which ends the process) so only the dispatch source below sees it.
+        signal(SIGHUP, SIG_IGN)
         let queue = DispatchQueue(label: "coinwatchd.signals")
         let received = self.received
         let count = self.count
-        sources = [SIGTERM, SIGINT].map { number in
+        let shutdownSources = [SIGTERM, SIGINT].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 if count.value.add(1, ordering: .relaxed).newValue == 1 {
@@ -212,6 +277,11 @@ final class SignalWatcher: @unchecked Sendable {
             source.resume()
             return source
         }
+        // Its own queue: a reload reads files, and must not hold up a shutdown signal.
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "coinwatchd.reload"))
+        hangUp.setEventHandler(handler: reload)
+        hangUp.resume()
+        sources = shutdownSources + [hangUp]
     }
 
     /// Blocks until the first signal.

@@ -5,9 +5,7 @@ import CoinWatchRPC
 
 /// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
 struct DaemonOptions {
-    static let all: [OptionSpec] = [
-        OptionSpec("listen", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_LISTEN", default: "127.0.0.1:7878",
-                   help: "Address to serve on (port 0 picks a free port)."),
+    static let all: [OptionSpec] = ListenOptions.all + [
         OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
                    help: "LevelDB data directory (created if missing)."),
         OptionSpec("feed", .value(placeholder: "FEED,…"), environment: "COINWATCH_FEED", default: "sim",
@@ -47,44 +45,42 @@ struct DaemonOptions {
                    default: "10s", help: "Close connections stuck above the high watermark this long."),
         OptionSpec("shutdown-grace", .value(placeholder: "DURATION"), environment: "COINWATCH_SHUTDOWN_GRACE", default: "10s",
                    help: "Time in-flight calls get on SIGTERM/SIGINT."),
+    ] + SecurityOptions.all + [
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
-    static let usage = "coinwatchd [options]\n       coinwatchd repair --data DIR"
+    static let usage = "coinwatchd [options]\n       coinwatchd repair --data DIR\n       coinwatchd keys|devices … (see coinwatchd keys --help)"
 
     static let help = HelpText.render(
         usage: usage,
         summary: """
             Serves device price-alert settings (LevelDB), live prices and threshold alerts over the
             CoinWatch protocol (docs/PROTOCOL.md). SIGTERM or SIGINT shuts down gracefully; a second
-            signal exits at once.
+            signal exits at once. SIGHUP reloads the TLS certificate and key (docs/SECURITY.md).
             """,
         options: all,
         sections: [("COMMANDS", """
               (none)    serve
               repair    recover what LevelDB can from a damaged data directory, then exit
+              keys      create, list and revoke service keys (coinwatchd keys --help)
+              devices   reset a device's secret (coinwatchd keys --help)
             """)])
 
+    /// Everything but the listeners, which `listen` adds once the TLS context is made.
     var rpc = RPCServer.Configuration()
+    var listen: ListenOptions
     var dataDirectory: String
     var feed: FeedSpec
     var feedConfiguration: FeedSet.Configuration
     var publishToken: String?
     var corsOrigins: [String]
+    var security: SecurityOptions
     var logLevel: Logger.Level
     var logFormat: Logger.Format
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        let listen = parsed["listen"]!
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else {
-            throw UsageError("--listen: '\(listen)' is not HOST:PORT")
-        }
-        var host = String(listen[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        rpc.host = host
-        rpc.port = port
+        listen = try ListenOptions(parsed)
         dataDirectory = parsed["data"]!
         do {
             // Checked here so a mistyped feed is a usage error (exit 64) before the store is opened;
@@ -129,5 +125,6 @@ struct DaemonOptions {
             throw UsageError("--log-format: '\(parsed["log-format"]!)' is not text or json")
         }
         logFormat = format
+        security = try SecurityOptions(parsed)
     }
 }

@@ -5,8 +5,14 @@ import CoinWatchModel
 import Glibc
 #endif
 
-CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help' for the options.") {
+CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help' for the options, "
+    + "'coinwatchd keys --help' for the credential commands.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
+    // Credential commands take options of their own (and none of the server's).
+    if let index = ParsedArguments.commandIndex(in: arguments, options: CredentialCommands.options),
+       ["keys", "devices"].contains(arguments[index]) {
+        return CredentialCommands.run(arguments, environment: ProcessEnvironment.current)
+    }
     let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: ProcessEnvironment.current)
     if parsed.has("help") {
         print(DaemonOptions.help, terminator: "")

@@ -31,7 +31,10 @@ public final class RawClient {
         }
         guard rc == 0 else {
             let error = RawClientError(function: "connect", errno: errno)
-            Glibc.close(fd)
+            // Closed here and marked closed: an initializer that throws once every property is set still runs
+            // deinit, whose close() would otherwise close the number again — by then, perhaps, another test's
+            // socket.
+            close()
             throw error
         }
     }

@@ -158,6 +158,25 @@ public final class ServerProcess: Sendable {
         return Int(rest[rest.index(after: colon)...])
     }
 
+    /// The ports in every `listening on HOST:PORT` log line, in order: one per `--listen`.
+    static func listeningPorts(in log: String) -> [Int] {
+        var ports = [Int]()
+        var rest = Substring(log)
+        while let range = rest.range(of: "listening on ") {
+            rest = rest[range.upperBound...]
+            if let port = listeningPort(in: "listening on " + rest) { ports.append(port) }
+        }
+        return ports
+    }
+
+    /// The ports of every listener the server has reported so far, in `--listen` order (the first is `port`).
+    public var ports: [Int] { Self.listeningPorts(in: log) }
+
+    /// Sends `signal` (SIGHUP, say) to the server.
+    public func send(_ signal: Int32) {
+        if let current = pid.withLock({ $0 }) { kill(current, signal) }
+    }
+
     /// Whether the process is still running (reaping it if it has exited).
     var isRunning: Bool {
         pid.withLock { pid in

@@ -4,4 +4,6 @@
 #define CCOINWATCHPROTO_H
 #include "coinwatch/v1/coinwatch.pb-c.h"
 #include "coinwatch/v1/rpc.pb-c.h"
+#include "coinwatch/v1/security.pb-c.h"
+#include "coinwatch/v1/stored_credentials.pb-c.h"
 #endif

@@ -1,6 +1,7 @@
 import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchRPC
+import CoinWatchTLS
 
 /// The options every command takes: where the server is, how to authenticate, how long a call may
 /// take, and whether to print JSON. Each also comes from a `COINWATCH_…` environment variable.
@@ -10,6 +11,16 @@ struct GlobalOptions: Sendable, Hashable {
                    help: "Address of coinwatchd."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN",
                    help: "Auth token sent when connecting (publish may need it)."),
+        OptionSpec("tls", .flag, environment: "COINWATCH_TLS",
+                   help: "Connect with TLS, checking the server's certificate (system CAs plus --ca-file)."),
+        OptionSpec("ca-file", .value(placeholder: "FILE"), environment: "COINWATCH_CA_FILE",
+                   help: "PEM CA certificates to trust for the server's certificate (implies --tls)."),
+        OptionSpec("server-name", .value(placeholder: "NAME"), environment: "COINWATCH_SERVER_NAME",
+                   help: "Name the server's certificate must carry (default: the --server host; implies --tls)."),
+        OptionSpec("client-cert", .value(placeholder: "FILE"), environment: "COINWATCH_CLIENT_CERT",
+                   help: "PEM client certificate for mutual TLS (with --client-key; implies --tls)."),
+        OptionSpec("client-key", .value(placeholder: "FILE"), environment: "COINWATCH_CLIENT_KEY",
+                   help: "PEM private key of --client-cert."),
         OptionSpec("timeout", .value(placeholder: "DURATION"), environment: "COINWATCH_TIMEOUT", default: "10s",
                    help: "Deadline of each call and of connecting, e.g. 500ms, 10s, 1m."),
         OptionSpec("json", .flag, environment: "COINWATCH_JSON",
@@ -24,6 +35,16 @@ struct GlobalOptions: Sendable, Hashable {
     /// Per-call deadline, also used to bound connecting.
     var timeout: Duration
     var json: Bool
+    /// TLS to the server (nil: plaintext).
+    var tls: TLSOptions?
+
+    /// `--tls` and its settings.
+    struct TLSOptions: Sendable, Hashable {
+        var caFile: String?
+        var serverName: String?
+        var clientCertificate: String?
+        var clientKey: String?
+    }
 
     init(
         server: String = "127.0.0.1:7878", token: String = "", timeout: Duration = .seconds(10), json: Bool = false
@@ -44,6 +65,14 @@ struct GlobalOptions: Sendable, Hashable {
         }
         self.timeout = timeout
         json = parsed.has("json")
+        func path(_ name: String) -> String? { parsed[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let settings = TLSOptions(
+            caFile: path("ca-file"), serverName: path("server-name"), clientCertificate: path("client-cert"),
+            clientKey: path("client-key"))
+        guard (settings.clientCertificate == nil) == (settings.clientKey == nil) else {
+            throw UsageError("--client-cert and --client-key go together: give both or neither")
+        }
+        tls = parsed.has("tls") || settings != TLSOptions() ? settings : nil
         do {
             _ = try CoinWatchClient.Configuration(address: server)
         } catch {
@@ -58,6 +87,13 @@ struct GlobalOptions: Sendable, Hashable {
         configuration.token = token
         configuration.defaultTimeout = timeout
         configuration.connectTimeout = timeout
+        if let tls {
+            var client = TLSConfiguration.client(caFile: tls.caFile)
+            client.certificateChainFile = tls.clientCertificate
+            client.privateKeyFile = tls.clientKey
+            configuration.tls = client
+            configuration.tlsServerName = tls.serverName
+        }
         return configuration
     }
 
@@ -70,6 +106,13 @@ struct GlobalOptions: Sendable, Hashable {
         ]
         if !token.isEmpty { environment["COINWATCH_TOKEN"] = token }
         if json { environment["COINWATCH_JSON"] = "1" }
+        if let tls {
+            environment["COINWATCH_TLS"] = "1"
+            environment["COINWATCH_CA_FILE"] = tls.caFile
+            environment["COINWATCH_SERVER_NAME"] = tls.serverName
+            environment["COINWATCH_CLIENT_CERT"] = tls.clientCertificate
+            environment["COINWATCH_CLIENT_KEY"] = tls.clientKey
+        }
         return environment
     }
 }

@@ -58,11 +58,11 @@ enum SettingsCommand {
     static func set(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         let change = try usage(CommandCatalog.settingsSet) { () throws(UsageError) in try RuleChange(parsed) }
         let session = context.session
-        let (settings, warnings) = try context.run { () throws(CLIError) in
+        let saved = try context.run { () throws(CLIError) in
             try await session.call { client throws(RPCError) in try await apply(change, client: client) }
         }
-        context.emit(Presenter.settingsText(settings), json: Presenter.settingsJSON(settings))
-        for warning in warnings { context.err.line("warning: \(warning)") }
+        context.emit(Presenter.savedSettingsText(saved), json: Presenter.savedSettingsJSON(saved))
+        for warning in saved.warnings { context.err.line("warning: \(warning)") }
         return ExitStatus.ok
     }
 
@@ -70,12 +70,12 @@ enum SettingsCommand {
     /// change is a read-merge-write guarded by the version that was read: a concurrent save makes it
     /// fail with ABORTED and it is redone on fresh data. With `--expect-version` the user's version
     /// guards it instead, and ABORTED is reported, not retried.
-    static func apply(
-        _ change: RuleChange, client: CoinWatchClient
-    ) async throws(RPCError) -> (settings: V1.Settings, warnings: [String]) {
+    ///
+    /// The answer is the whole response: besides the settings it carries the save's warnings (a symbol the server
+    /// has never priced) and, when this save claimed the device, the device's secret.
+    static func apply(_ change: RuleChange, client: CoinWatchClient) async throws(RPCError) -> V1.SaveSettingsResponse {
         if change.remove {
-            return (try await client.removeRule(
-                device: change.device, symbol: change.symbol, expectedVersion: change.expectedVersion), [])
+            return try await remove(change.symbol, of: change.device, expectedVersion: change.expectedVersion, client: client)
         }
         var attempt = 1
         while true {
@@ -90,17 +90,23 @@ enum SettingsCommand {
             do {
                 if below == nil && above == nil {
                     // Both sides off: a rule that can never fire is no rule at all.
-                    return (try await client.removeRule(
-                        device: change.device, symbol: change.symbol, expectedVersion: expected), [])
+                    return try await remove(change.symbol, of: change.device, expectedVersion: expected, client: client)
                 }
-                // The whole response: it carries the save's warnings (a symbol the server has never priced).
-                let response = try await client.call(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+                return try await client.call(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
                     device: change.device, symbol: change.symbol, below: below, above: above, expectedVersion: expected))
-                return (response.settings ?? V1.Settings(), response.warnings)
             } catch where error.code == .aborted && change.expectedVersion == nil && attempt < maxAttempts {
                 attempt += 1
             }
         }
+    }
+
+    /// Removes one symbol's rule, answering with the whole response (as `apply`).
+    static func remove(
+        _ symbol: String, of device: String, expectedVersion: UInt64?, client: CoinWatchClient
+    ) async throws(RPCError) -> V1.SaveSettingsResponse {
+        var request = V1.SaveSettingsRequest(deviceID: device, removeSymbols: [symbol])
+        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        return try await client.call(V1.CoinWatch.saveSettings, request)
     }
 
     static func delete(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {

@@ -50,6 +50,22 @@ enum Presenter {
         return object
     }
 
+    /// A save's answer: the settings, and the device's secret when this save claimed the device.
+    static func savedSettingsText(_ saved: V1.SaveSettingsResponse) -> String {
+        var out = settingsText(saved.settings ?? V1.Settings())
+        if !saved.deviceSecret.isEmpty {
+            out += "\ndevice secret  \(saved.deviceSecret)\n"
+            out += "  issued by this first save and shown only now: the device passes it as its token.\n"
+        }
+        return out
+    }
+
+    static func savedSettingsJSON(_ saved: V1.SaveSettingsResponse) -> JSONObject {
+        var object = settingsJSON(saved.settings ?? V1.Settings())
+        if !saved.deviceSecret.isEmpty { object.string("device_secret", saved.deviceSecret) }
+        return object
+    }
+
     static func deletedText(device: String, existed: Bool) -> String {
         existed ? "deleted the settings of device '\(device)'\n" : "device '\(device)' had no settings\n"
     }

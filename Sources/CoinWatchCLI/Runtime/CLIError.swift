@@ -89,9 +89,18 @@ struct CLIError: CoinWatchError {
     /// itself. What to check follows from the reason: the host name when it does not resolve, the address
     /// when something answered that is not coinwatchd, else whether the server runs.
     static func unreachable(address: String, _ error: RPCError) -> CLIError {
-        let reason = connectFailureReason(error.message)
+        var reason = connectFailureReason(error.message)
         let check: String
-        if error.message.contains("getaddrinfo failed") {
+        if error.message.contains("TLS") {
+            // OpenSSL's reason (an unknown issuer, a name mismatch, plaintext on a TLS port) is what to act on:
+            // kept whole.
+            var message = Substring(error.message)
+            if message.hasPrefix("cannot connect to "), let range = message.firstRange(of: ": ") {
+                message = message[range.upperBound...]
+            }
+            reason = String(message)
+            check = "check --tls, --ca-file and --server-name"
+        } else if error.message.contains("getaddrinfo failed") {
             check = "check the host name"
         } else if error.message.contains("not coinwatchd") || error.message.hasPrefix("no Welcome from") {
             check = "check the address"

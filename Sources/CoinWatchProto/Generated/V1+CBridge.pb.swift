@@ -434,6 +434,7 @@ extension V1.SaveSettingsResponse {
         let c = p.pointee
         self.settings = c.settings.map { V1.Settings(cMessage: $0) }
         self.warnings = cArray(c.warnings, c.n_warnings).map { swiftString($0) }
+        self.deviceSecret = swiftString(c.device_secret)
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -451,6 +452,7 @@ extension V1.SaveSettingsResponse {
             p.pointee.n_warnings = warnings.count
             p.pointee.warnings = array
         }
+        if !deviceSecret.isEmpty { p.pointee.device_secret = arena.cString(deviceSecret) }
         return p
     }
 }
@@ -1886,6 +1888,569 @@ extension V1.ConnectionError {
         coinwatch__v1__connection_error__init(p)
         p.pointee.code = .init(rawValue: .init(truncatingIfNeeded: code.rawValue))
         if !message.isEmpty { p.pointee.message = arena.cString(message) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ServiceKey
+
+extension V1.ServiceKey {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ServiceKey,
+            unpack: { coinwatch__v1__service_key__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__service_key__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__service_key__get_packed_size(message)) {
+                coinwatch__v1__service_key__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__service_key__get_packed_size(message)) {
+                coinwatch__v1__service_key__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ServiceKey>) {
+        let c = p.pointee
+        self.id = swiftString(c.id)
+        self.name = swiftString(c.name)
+        self.scopes = cArray(c.scopes, c.n_scopes).map { swiftString($0) }
+        self.createdAtMs = c.created_at_ms
+        self.revoked = c.revoked != 0
+        self.revokedAtMs = c.revoked_at_ms
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ServiceKey> {
+        let p = arena.allocate(Coinwatch__V1__ServiceKey.self)
+        coinwatch__v1__service_key__init(p)
+        if !id.isEmpty { p.pointee.id = arena.cString(id) }
+        if !name.isEmpty { p.pointee.name = arena.cString(name) }
+        if !scopes.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: scopes.count
+            )
+            for (i, element) in scopes.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_scopes = scopes.count
+            p.pointee.scopes = array
+        }
+        p.pointee.created_at_ms = createdAtMs
+        p.pointee.revoked = revoked ? 1 : 0
+        p.pointee.revoked_at_ms = revokedAtMs
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.CreateKeyRequest
+
+extension V1.CreateKeyRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyRequest,
+            unpack: { coinwatch__v1__create_key_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__create_key_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__create_key_request__get_packed_size(message)) {
+                coinwatch__v1__create_key_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__create_key_request__get_packed_size(message)) {
+                coinwatch__v1__create_key_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__CreateKeyRequest>) {
+        let c = p.pointee
+        self.name = swiftString(c.name)
+        self.scopes = cArray(c.scopes, c.n_scopes).map { swiftString($0) }
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__CreateKeyRequest> {
+        let p = arena.allocate(Coinwatch__V1__CreateKeyRequest.self)
+        coinwatch__v1__create_key_request__init(p)
+        if !name.isEmpty { p.pointee.name = arena.cString(name) }
+        if !scopes.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: scopes.count
+            )
+            for (i, element) in scopes.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_scopes = scopes.count
+            p.pointee.scopes = array
+        }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.CreateKeyResponse
+
+extension V1.CreateKeyResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyResponse,
+            unpack: { coinwatch__v1__create_key_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__create_key_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__create_key_response__get_packed_size(message)) {
+                coinwatch__v1__create_key_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__create_key_response__get_packed_size(message)) {
+                coinwatch__v1__create_key_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__CreateKeyResponse>) {
+        let c = p.pointee
+        self.key = c.key.map { V1.ServiceKey(cMessage: $0) }
+        self.token = swiftString(c.token)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__CreateKeyResponse> {
+        let p = arena.allocate(Coinwatch__V1__CreateKeyResponse.self)
+        coinwatch__v1__create_key_response__init(p)
+        if let key { p.pointee.key = key.cMessage(in: &arena) }
+        if !token.isEmpty { p.pointee.token = arena.cString(token) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ListKeysRequest
+
+extension V1.ListKeysRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysRequest,
+            unpack: { coinwatch__v1__list_keys_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__list_keys_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__list_keys_request__get_packed_size(message)) {
+                coinwatch__v1__list_keys_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__list_keys_request__get_packed_size(message)) {
+                coinwatch__v1__list_keys_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ListKeysRequest>) {
+        let c = p.pointee
+        self.includeRevoked = c.include_revoked != 0
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ListKeysRequest> {
+        let p = arena.allocate(Coinwatch__V1__ListKeysRequest.self)
+        coinwatch__v1__list_keys_request__init(p)
+        p.pointee.include_revoked = includeRevoked ? 1 : 0
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ListKeysResponse
+
+extension V1.ListKeysResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysResponse,
+            unpack: { coinwatch__v1__list_keys_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__list_keys_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__list_keys_response__get_packed_size(message)) {
+                coinwatch__v1__list_keys_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__list_keys_response__get_packed_size(message)) {
+                coinwatch__v1__list_keys_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ListKeysResponse>) {
+        let c = p.pointee
+        self.keys = cArray(c.keys, c.n_keys).map { $0.map { V1.ServiceKey(cMessage: $0) } ?? V1.ServiceKey() }
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ListKeysResponse> {
+        let p = arena.allocate(Coinwatch__V1__ListKeysResponse.self)
+        coinwatch__v1__list_keys_response__init(p)
+        if !keys.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<Coinwatch__V1__ServiceKey>?.self, count: keys.count
+            )
+            for (i, element) in keys.enumerated() {
+                (array + i).initialize(to: element.cMessage(in: &arena))
+            }
+            p.pointee.n_keys = keys.count
+            p.pointee.keys = array
+        }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.RevokeKeyRequest
+
+extension V1.RevokeKeyRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyRequest,
+            unpack: { coinwatch__v1__revoke_key_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__revoke_key_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__revoke_key_request__get_packed_size(message)) {
+                coinwatch__v1__revoke_key_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__revoke_key_request__get_packed_size(message)) {
+                coinwatch__v1__revoke_key_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__RevokeKeyRequest>) {
+        let c = p.pointee
+        self.id = swiftString(c.id)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__RevokeKeyRequest> {
+        let p = arena.allocate(Coinwatch__V1__RevokeKeyRequest.self)
+        coinwatch__v1__revoke_key_request__init(p)
+        if !id.isEmpty { p.pointee.id = arena.cString(id) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.RevokeKeyResponse
+
+extension V1.RevokeKeyResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyResponse,
+            unpack: { coinwatch__v1__revoke_key_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__revoke_key_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__revoke_key_response__get_packed_size(message)) {
+                coinwatch__v1__revoke_key_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__revoke_key_response__get_packed_size(message)) {
+                coinwatch__v1__revoke_key_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__RevokeKeyResponse>) {
+        let c = p.pointee
+        self.key = c.key.map { V1.ServiceKey(cMessage: $0) }
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__RevokeKeyResponse> {
+        let p = arena.allocate(Coinwatch__V1__RevokeKeyResponse.self)
+        coinwatch__v1__revoke_key_response__init(p)
+        if let key { p.pointee.key = key.cMessage(in: &arena) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ResetDeviceRequest
+
+extension V1.ResetDeviceRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceRequest,
+            unpack: { coinwatch__v1__reset_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__reset_device_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__reset_device_request__get_packed_size(message)) {
+                coinwatch__v1__reset_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__reset_device_request__get_packed_size(message)) {
+                coinwatch__v1__reset_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ResetDeviceRequest>) {
+        let c = p.pointee
+        self.deviceID = swiftString(c.device_id)
+        self.issueSecret = c.issue_secret != 0
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ResetDeviceRequest> {
+        let p = arena.allocate(Coinwatch__V1__ResetDeviceRequest.self)
+        coinwatch__v1__reset_device_request__init(p)
+        if !deviceID.isEmpty { p.pointee.device_id = arena.cString(deviceID) }
+        p.pointee.issue_secret = issueSecret ? 1 : 0
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ResetDeviceResponse
+
+extension V1.ResetDeviceResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceResponse,
+            unpack: { coinwatch__v1__reset_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__reset_device_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__reset_device_response__get_packed_size(message)) {
+                coinwatch__v1__reset_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__reset_device_response__get_packed_size(message)) {
+                coinwatch__v1__reset_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ResetDeviceResponse>) {
+        let c = p.pointee
+        self.hadSecret = c.had_secret != 0
+        self.deviceSecret = swiftString(c.device_secret)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ResetDeviceResponse> {
+        let p = arena.allocate(Coinwatch__V1__ResetDeviceResponse.self)
+        coinwatch__v1__reset_device_response__init(p)
+        p.pointee.had_secret = hadSecret ? 1 : 0
+        if !deviceSecret.isEmpty { p.pointee.device_secret = arena.cString(deviceSecret) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.StoredServiceKey
+
+extension V1.StoredServiceKey {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredServiceKey,
+            unpack: { coinwatch__v1__stored_service_key__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stored_service_key__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__stored_service_key__get_packed_size(message)) {
+                coinwatch__v1__stored_service_key__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__stored_service_key__get_packed_size(message)) {
+                coinwatch__v1__stored_service_key__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__StoredServiceKey>) {
+        let c = p.pointee
+        self.id = swiftString(c.id)
+        self.name = swiftString(c.name)
+        self.scopes = cArray(c.scopes, c.n_scopes).map { swiftString($0) }
+        self.createdAtMs = c.created_at_ms
+        self.revokedAtMs = c.revoked_at_ms
+        self.secretSha256 = swiftBytes(c.secret_sha256)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__StoredServiceKey> {
+        let p = arena.allocate(Coinwatch__V1__StoredServiceKey.self)
+        coinwatch__v1__stored_service_key__init(p)
+        if !id.isEmpty { p.pointee.id = arena.cString(id) }
+        if !name.isEmpty { p.pointee.name = arena.cString(name) }
+        if !scopes.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: scopes.count
+            )
+            for (i, element) in scopes.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_scopes = scopes.count
+            p.pointee.scopes = array
+        }
+        p.pointee.created_at_ms = createdAtMs
+        p.pointee.revoked_at_ms = revokedAtMs
+        if !secretSha256.isEmpty { p.pointee.secret_sha256 = cBytes(secretSha256, in: &arena) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.StoredDeviceSecret
+
+extension V1.StoredDeviceSecret {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredDeviceSecret,
+            unpack: { coinwatch__v1__stored_device_secret__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stored_device_secret__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__stored_device_secret__get_packed_size(message)) {
+                coinwatch__v1__stored_device_secret__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__stored_device_secret__get_packed_size(message)) {
+                coinwatch__v1__stored_device_secret__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__StoredDeviceSecret>) {
+        let c = p.pointee
+        self.secretSha256 = swiftBytes(c.secret_sha256)
+        self.issuedAtMs = c.issued_at_ms
+        self.issuedBy = swiftString(c.issued_by)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__StoredDeviceSecret> {
+        let p = arena.allocate(Coinwatch__V1__StoredDeviceSecret.self)
+        coinwatch__v1__stored_device_secret__init(p)
+        if !secretSha256.isEmpty { p.pointee.secret_sha256 = cBytes(secretSha256, in: &arena) }
+        p.pointee.issued_at_ms = issuedAtMs
+        if !issuedBy.isEmpty { p.pointee.issued_by = arena.cString(issuedBy) }
         return p
     }
 }

@@ -450,6 +450,13 @@ extension V1.SaveSettingsResponse: JSONMessage {
                 } catch {
                     throw error.inField("warnings")
                 }
+            case "deviceSecret", "device_secret":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "deviceSecret")
+                    if let value = try JSONRead.string(member.value) { self.deviceSecret = value }
+                } catch {
+                    throw error.inField("deviceSecret")
+                }
             default:
                 guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
             }
@@ -467,6 +474,10 @@ extension V1.SaveSettingsResponse: JSONMessage {
             writer.beginArray()
             for element in warnings { writer.string(element) }
             writer.endArray()
+        }
+        if !deviceSecret.isEmpty {
+            writer.key("deviceSecret")
+            writer.string(deviceSecret)
         }
         writer.endObject()
     }
@@ -2054,6 +2065,555 @@ extension V1.ConnectionError: JSONMessage {
     }
 }
 
+// MARK: - coinwatch.v1.ServiceKey
+
+extension V1.ServiceKey: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "id")
+                    if let value = try JSONRead.string(member.value) { self.id = value }
+                } catch {
+                    throw error.inField("id")
+                }
+            case "name":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "name")
+                    if let value = try JSONRead.string(member.value) { self.name = value }
+                } catch {
+                    throw error.inField("name")
+                }
+            case "scopes":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "scopes")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.scopes.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.scopes.append(try JSONRead.present(JSONRead.string(element), element)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("scopes")
+                }
+            case "createdAtMs", "created_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "createdAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.createdAtMs = value }
+                } catch {
+                    throw error.inField("createdAtMs")
+                }
+            case "revoked":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "revoked")
+                    if let value = try JSONRead.bool(member.value) { self.revoked = value }
+                } catch {
+                    throw error.inField("revoked")
+                }
+            case "revokedAtMs", "revoked_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "revokedAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.revokedAtMs = value }
+                } catch {
+                    throw error.inField("revokedAtMs")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !id.isEmpty {
+            writer.key("id")
+            writer.string(id)
+        }
+        if !name.isEmpty {
+            writer.key("name")
+            writer.string(name)
+        }
+        if !scopes.isEmpty {
+            writer.key("scopes")
+            writer.beginArray()
+            for element in scopes { writer.string(element) }
+            writer.endArray()
+        }
+        if createdAtMs != 0 {
+            writer.key("createdAtMs")
+            writer.quotedNumber(createdAtMs)
+        }
+        if revoked {
+            writer.key("revoked")
+            writer.bool(revoked)
+        }
+        if revokedAtMs != 0 {
+            writer.key("revokedAtMs")
+            writer.quotedNumber(revokedAtMs)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.CreateKeyRequest
+
+extension V1.CreateKeyRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "name":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "name")
+                    if let value = try JSONRead.string(member.value) { self.name = value }
+                } catch {
+                    throw error.inField("name")
+                }
+            case "scopes":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "scopes")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.scopes.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.scopes.append(try JSONRead.present(JSONRead.string(element), element)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("scopes")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !name.isEmpty {
+            writer.key("name")
+            writer.string(name)
+        }
+        if !scopes.isEmpty {
+            writer.key("scopes")
+            writer.beginArray()
+            for element in scopes { writer.string(element) }
+            writer.endArray()
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.CreateKeyResponse
+
+extension V1.CreateKeyResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "key":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "key")
+                    if member.value != .null {
+                        self.key = try V1.ServiceKey(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("key")
+                }
+            case "token":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "token")
+                    if let value = try JSONRead.string(member.value) { self.token = value }
+                } catch {
+                    throw error.inField("token")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let key {
+            writer.key("key")
+            key.writeJSON(to: &writer)
+        }
+        if !token.isEmpty {
+            writer.key("token")
+            writer.string(token)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ListKeysRequest
+
+extension V1.ListKeysRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "includeRevoked", "include_revoked":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "includeRevoked")
+                    if let value = try JSONRead.bool(member.value) { self.includeRevoked = value }
+                } catch {
+                    throw error.inField("includeRevoked")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if includeRevoked {
+            writer.key("includeRevoked")
+            writer.bool(includeRevoked)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ListKeysResponse
+
+extension V1.ListKeysResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "keys":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "keys")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.keys.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.keys.append(try V1.ServiceKey(jsonValue: element, options: options)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("keys")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !keys.isEmpty {
+            writer.key("keys")
+            writer.beginArray()
+            for element in keys { element.writeJSON(to: &writer) }
+            writer.endArray()
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.RevokeKeyRequest
+
+extension V1.RevokeKeyRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "id")
+                    if let value = try JSONRead.string(member.value) { self.id = value }
+                } catch {
+                    throw error.inField("id")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !id.isEmpty {
+            writer.key("id")
+            writer.string(id)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.RevokeKeyResponse
+
+extension V1.RevokeKeyResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "key":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "key")
+                    if member.value != .null {
+                        self.key = try V1.ServiceKey(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("key")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let key {
+            writer.key("key")
+            key.writeJSON(to: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ResetDeviceRequest
+
+extension V1.ResetDeviceRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "deviceId", "device_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "deviceId")
+                    if let value = try JSONRead.string(member.value) { self.deviceID = value }
+                } catch {
+                    throw error.inField("deviceId")
+                }
+            case "issueSecret", "issue_secret":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "issueSecret")
+                    if let value = try JSONRead.bool(member.value) { self.issueSecret = value }
+                } catch {
+                    throw error.inField("issueSecret")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !deviceID.isEmpty {
+            writer.key("deviceId")
+            writer.string(deviceID)
+        }
+        if issueSecret {
+            writer.key("issueSecret")
+            writer.bool(issueSecret)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ResetDeviceResponse
+
+extension V1.ResetDeviceResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "hadSecret", "had_secret":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "hadSecret")
+                    if let value = try JSONRead.bool(member.value) { self.hadSecret = value }
+                } catch {
+                    throw error.inField("hadSecret")
+                }
+            case "deviceSecret", "device_secret":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "deviceSecret")
+                    if let value = try JSONRead.string(member.value) { self.deviceSecret = value }
+                } catch {
+                    throw error.inField("deviceSecret")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if hadSecret {
+            writer.key("hadSecret")
+            writer.bool(hadSecret)
+        }
+        if !deviceSecret.isEmpty {
+            writer.key("deviceSecret")
+            writer.string(deviceSecret)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.StoredServiceKey
+
+extension V1.StoredServiceKey: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "id")
+                    if let value = try JSONRead.string(member.value) { self.id = value }
+                } catch {
+                    throw error.inField("id")
+                }
+            case "name":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "name")
+                    if let value = try JSONRead.string(member.value) { self.name = value }
+                } catch {
+                    throw error.inField("name")
+                }
+            case "scopes":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "scopes")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.scopes.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.scopes.append(try JSONRead.present(JSONRead.string(element), element)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("scopes")
+                }
+            case "createdAtMs", "created_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "createdAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.createdAtMs = value }
+                } catch {
+                    throw error.inField("createdAtMs")
+                }
+            case "revokedAtMs", "revoked_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "revokedAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.revokedAtMs = value }
+                } catch {
+                    throw error.inField("revokedAtMs")
+                }
+            case "secretSha256", "secret_sha256":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "secretSha256")
+                    if let value = try JSONRead.bytes(member.value) { self.secretSha256 = value }
+                } catch {
+                    throw error.inField("secretSha256")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !id.isEmpty {
+            writer.key("id")
+            writer.string(id)
+        }
+        if !name.isEmpty {
+            writer.key("name")
+            writer.string(name)
+        }
+        if !scopes.isEmpty {
+            writer.key("scopes")
+            writer.beginArray()
+            for element in scopes { writer.string(element) }
+            writer.endArray()
+        }
+        if createdAtMs != 0 {
+            writer.key("createdAtMs")
+            writer.quotedNumber(createdAtMs)
+        }
+        if revokedAtMs != 0 {
+            writer.key("revokedAtMs")
+            writer.quotedNumber(revokedAtMs)
+        }
+        if !secretSha256.isEmpty {
+            writer.key("secretSha256")
+            writer.base64(secretSha256)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.StoredDeviceSecret
+
+extension V1.StoredDeviceSecret: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "secretSha256", "secret_sha256":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "secretSha256")
+                    if let value = try JSONRead.bytes(member.value) { self.secretSha256 = value }
+                } catch {
+                    throw error.inField("secretSha256")
+                }
+            case "issuedAtMs", "issued_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "issuedAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.issuedAtMs = value }
+                } catch {
+                    throw error.inField("issuedAtMs")
+                }
+            case "issuedBy", "issued_by":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "issuedBy")
+                    if let value = try JSONRead.string(member.value) { self.issuedBy = value }
+                } catch {
+                    throw error.inField("issuedBy")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !secretSha256.isEmpty {
+            writer.key("secretSha256")
+            writer.base64(secretSha256)
+        }
+        if issuedAtMs != 0 {
+            writer.key("issuedAtMs")
+            writer.quotedNumber(issuedAtMs)
+        }
+        if !issuedBy.isEmpty {
+            writer.key("issuedBy")
+            writer.string(issuedBy)
+        }
+        writer.endObject()
+    }
+}
+
 // MARK: - Methods
 
 extension V1 {
@@ -2067,5 +2627,9 @@ extension V1 {
         JSONMethodCodec(V1.CoinWatch.publishPrices),
         JSONMethodCodec(V1.CoinWatch.streamAlerts),
         JSONMethodCodec(V1.Health.check),
+        JSONMethodCodec(V1.Admin.createKey),
+        JSONMethodCodec(V1.Admin.listKeys),
+        JSONMethodCodec(V1.Admin.revokeKey),
+        JSONMethodCodec(V1.Admin.resetDevice),
     ]
 }

@@ -75,6 +75,7 @@ enum WireSchemas {
         fields: [
             .init(number: 1, name: "settings", kind: .message(coinwatch_v1_Settings)),
             .init(number: 2, name: "warnings", kind: .string),
+            .init(number: 3, name: "device_secret", kind: .string),
         ]
     )
 
@@ -333,6 +334,99 @@ enum WireSchemas {
         fields: [
             .init(number: 1, name: "code", kind: .varint),
             .init(number: 2, name: "message", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_ServiceKey = WireSchema(
+        name: "coinwatch.v1.ServiceKey",
+        fields: [
+            .init(number: 1, name: "id", kind: .string),
+            .init(number: 2, name: "name", kind: .string),
+            .init(number: 3, name: "scopes", kind: .string),
+            .init(number: 4, name: "created_at_ms", kind: .varint),
+            .init(number: 5, name: "revoked", kind: .varint),
+            .init(number: 6, name: "revoked_at_ms", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_CreateKeyRequest = WireSchema(
+        name: "coinwatch.v1.CreateKeyRequest",
+        fields: [
+            .init(number: 1, name: "name", kind: .string),
+            .init(number: 2, name: "scopes", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_CreateKeyResponse = WireSchema(
+        name: "coinwatch.v1.CreateKeyResponse",
+        fields: [
+            .init(number: 1, name: "key", kind: .message(coinwatch_v1_ServiceKey)),
+            .init(number: 2, name: "token", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_ListKeysRequest = WireSchema(
+        name: "coinwatch.v1.ListKeysRequest",
+        fields: [
+            .init(number: 1, name: "include_revoked", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_ListKeysResponse = WireSchema(
+        name: "coinwatch.v1.ListKeysResponse",
+        fields: [
+            .init(number: 1, name: "keys", kind: .message(coinwatch_v1_ServiceKey)),
+        ]
+    )
+
+    static let coinwatch_v1_RevokeKeyRequest = WireSchema(
+        name: "coinwatch.v1.RevokeKeyRequest",
+        fields: [
+            .init(number: 1, name: "id", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_RevokeKeyResponse = WireSchema(
+        name: "coinwatch.v1.RevokeKeyResponse",
+        fields: [
+            .init(number: 1, name: "key", kind: .message(coinwatch_v1_ServiceKey)),
+        ]
+    )
+
+    static let coinwatch_v1_ResetDeviceRequest = WireSchema(
+        name: "coinwatch.v1.ResetDeviceRequest",
+        fields: [
+            .init(number: 1, name: "device_id", kind: .string),
+            .init(number: 2, name: "issue_secret", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_ResetDeviceResponse = WireSchema(
+        name: "coinwatch.v1.ResetDeviceResponse",
+        fields: [
+            .init(number: 1, name: "had_secret", kind: .varint),
+            .init(number: 2, name: "device_secret", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_StoredServiceKey = WireSchema(
+        name: "coinwatch.v1.StoredServiceKey",
+        fields: [
+            .init(number: 1, name: "id", kind: .string),
+            .init(number: 2, name: "name", kind: .string),
+            .init(number: 3, name: "scopes", kind: .string),
+            .init(number: 4, name: "created_at_ms", kind: .varint),
+            .init(number: 5, name: "revoked_at_ms", kind: .varint),
+            .init(number: 6, name: "secret_sha256", kind: .bytes),
+        ]
+    )
+
+    static let coinwatch_v1_StoredDeviceSecret = WireSchema(
+        name: "coinwatch.v1.StoredDeviceSecret",
+        fields: [
+            .init(number: 1, name: "secret_sha256", kind: .bytes),
+            .init(number: 2, name: "issued_at_ms", kind: .varint),
+            .init(number: 3, name: "issued_by", kind: .string),
         ]
     )
 }

@@ -41,5 +41,16 @@ public enum V1 {
         V1.Pong.self,
         V1.GoAway.self,
         V1.ConnectionError.self,
+        V1.ServiceKey.self,
+        V1.CreateKeyRequest.self,
+        V1.CreateKeyResponse.self,
+        V1.ListKeysRequest.self,
+        V1.ListKeysResponse.self,
+        V1.RevokeKeyRequest.self,
+        V1.RevokeKeyResponse.self,
+        V1.ResetDeviceRequest.self,
+        V1.ResetDeviceResponse.self,
+        V1.StoredServiceKey.self,
+        V1.StoredDeviceSecret.self,
     ]
 }

@@ -266,16 +266,23 @@ extension V1 {
         /// carries), which cannot fire until a feed or PublishPrices prices it.
         public var warnings: [String] = []
 
+        /// The device's secret, set only on the save that claimed a device without
+        /// one (docs/SECURITY.md): shown this once, never again. Later calls about
+        /// the device authenticate with it ("authorization: Bearer <secret>").
+        public var deviceSecret: String = ""
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
             settings: V1.Settings? = nil,
-            warnings: [String] = []
+            warnings: [String] = [],
+            deviceSecret: String = ""
         ) {
             self.settings = settings
             self.warnings = warnings
+            self.deviceSecret = deviceSecret
         }
     }
 }

@@ -114,14 +114,15 @@ package final class CallDispatcher: Sendable {
     /// prologue, on every call, even on a path that never makes a context (the native inline fast path).
     @inline(never)
     package func context(
-        _ index: Int, metadata: [String: String], timeoutNanos: Int64, peer: String, authToken: String, transport: String
+        _ index: Int, metadata: [String: String], timeoutNanos: Int64, peer: String, authToken: String, transport: String,
+        peerIdentity: String = ""
     ) -> ServerContext {
         var deadline: ContinuousClock.Instant?
         if timeoutNanos > 0 {
             deadline = .now + .nanoseconds(timeoutNanos)
         }
         return ServerContext(method: methods[index].path, metadata: metadata, deadline: deadline, peer: peer,
-                             authToken: authToken, transport: transport)
+                             authToken: authToken, transport: transport, peerIdentity: peerIdentity)
     }
 
     // MARK: Calls

@@ -33,10 +33,38 @@ extension RPCServer {
         /// here, and its negotiated ALPN steers it like its first bytes would; with `requiresTransform`, a
         /// connection that starts in plaintext is refused. nil: plaintext only (a TLS handshake is refused).
         public var tls: (any ServerTransformFactory)?
+        /// More addresses to accept connections on, each with TLS of its own (a plaintext loopback listener beside
+        /// a TLS one, say). They share everything else: loops, limits, methods, the authorizer.
+        public var additionalListeners: [Listener] = []
+        /// Asked as each connection is accepted whether its peer may connect (per-address limits); nil admits
+        /// every connection up to `maxConnections`.
+        public var admission: (any ConnectionAdmission)?
         /// Names announced in `Welcome`.
         public var serverName = "coinwatchd"
         public var serverVersion = "0.0.0"
 
         public init() {}
+    }
+
+    /// An address a server accepts connections on, and the TLS it speaks there.
+    public struct Listener: Sendable {
+        /// Address to bind; port 0 picks a free port.
+        public var host: String
+        public var port: Int
+        /// As `Configuration.tls`, for this listener.
+        public var tls: (any ServerTransformFactory)?
+
+        public init(host: String, port: Int, tls: (any ServerTransformFactory)? = nil) {
+            self.host = host
+            self.port = port
+            self.tls = tls
+        }
+    }
+}
+
+extension RPCServer.Configuration {
+    /// Every listener: `host:port` with `tls` first, then `additionalListeners`.
+    public var listeners: [RPCServer.Listener] {
+        [RPCServer.Listener(host: host, port: port, tls: tls)] + additionalListeners
     }
 }

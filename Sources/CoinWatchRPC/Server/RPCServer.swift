@@ -14,8 +14,8 @@ import Synchronization
 public final class RPCServer: Sendable {
     public let configuration: Configuration
     let shared: ServerShared
-    private let listener = Mutex<ListeningSocket?>(nil)
-    private let boundPort = Atomic<Int>(0)
+    private let sockets = Mutex<[ListeningSocket]>([])
+    private let boundPorts = Mutex<[Int]>([])
 
     /// Creates the server and its event loops; nothing is bound until `start()`.
     ///
@@ -59,22 +59,36 @@ public final class RPCServer: Sendable {
     /// their per-loop work on these.
     public var eventLoops: [EventLoop] { shared.group.loops }
 
-    /// Binds and starts accepting. Returns the port actually bound.
+    /// Binds every listener and starts accepting. Returns the port actually bound for the first (see `ports`).
+    ///
+    /// - Throws: `IOError` for the first listener that cannot bind; the ones bound before it are closed again.
     @discardableResult
     public func start() throws(IOError) -> Int {
         let shared = self.shared
-        let socket = try ListeningSocket(
-            host: configuration.host, port: configuration.port, backlog: 4096, group: shared.group
-        ) { connection in
-            shared.accept(connection)
+        var opened = [ListeningSocket]()
+        for listener in configuration.listeners {
+            let tls = listener.tls
+            do throws(IOError) {
+                opened.append(try ListeningSocket(
+                    host: listener.host, port: listener.port, backlog: 4096, group: shared.group
+                ) { connection in
+                    shared.accept(connection, tls: tls)
+                })
+            } catch {
+                for socket in opened { socket.close() }
+                throw error
+            }
         }
-        listener.withLock { $0 = socket }
-        boundPort.store(socket.port, ordering: .releasing)
-        return socket.port
+        sockets.withLock { $0 = opened }
+        boundPorts.withLock { $0 = opened.map(\.port) }
+        return opened[0].port
     }
 
-    /// The port bound by `start()` (useful with port 0).
-    public var port: Int { boundPort.load(ordering: .acquiring) }
+    /// The port bound by `start()` for `configuration.host` (useful with port 0).
+    public var port: Int { boundPorts.withLock { $0.first ?? 0 } }
+
+    /// The ports bound by `start()`, in the order of `configuration.listeners`.
+    public var ports: [Int] { boundPorts.withLock { $0 } }
 
     /// Live counters.
     public var stats: ServerStats { shared.stats }
@@ -107,9 +121,9 @@ public final class RPCServer: Sendable {
 
     private func beginShutdown() {
         guard shared.markShuttingDown() else { return }
-        listener.withLock { socket in
-            socket?.close()
-            socket = nil
+        sockets.withLock { sockets in
+            for socket in sockets { socket.close() }
+            sockets = []
         }
         for table in shared.tables {
             table.loop.execute {

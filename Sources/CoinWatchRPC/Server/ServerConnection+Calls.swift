@@ -44,7 +44,8 @@ extension ServerConnection {
         let (nanos, overflow) = Int64(clamping: timeoutMs).multipliedReportingOverflow(by: 1_000_000)
         let timeoutNanos = overflow ? Int64.max : nanos
         let context = dispatcher.context(index, metadata: metadata, timeoutNanos: timeoutNanos, peer: peer,
-                                         authToken: authToken, transport: ServerShared.nativeTransportName)
+                                         authToken: authToken, transport: ServerShared.nativeTransportName,
+                                         peerIdentity: peerIdentity)
         let call = dispatcher.start(
             index, id: id, context: context, timeoutNanos: timeoutNanos, payload: payload, sink: self,
             frameOutput: connection, eventLoop: eventLoop, metrics: metrics)
@@ -68,7 +69,7 @@ extension ServerConnection {
         let method = dispatcher.methods[index]
         guard case .inline(let handler) = method.kind else { return nil }
         let context = ServerContext(method: method.path, peer: peer, authToken: authToken,
-                                    transport: ServerShared.nativeTransportName)
+                                    transport: ServerShared.nativeTransportName, peerIdentity: peerIdentity)
         let inline = InlineMethod(handler: handler, context: context)
         inlineMethods[index] = inline
         return inline

@@ -21,6 +21,8 @@ extension ServerConnection {
     /// through: the HTTP protocols go where a plaintext HTTP request goes; `coinwatch`, or no ALPN, stays in
     /// frame mode, where the first decoded bytes decide (an HTTP request is still recognised there).
     func transformEstablished(applicationProtocol: String?, on connection: Connection) {
+        // Before any call: the Hello cannot arrive before the handshake that carries it is done.
+        peerIdentity = connection.transform?.peerIdentity ?? ""
         switch applicationProtocol {
         case "h2", "http/1.1":
             shared.counters.rejectedConnections.add(1, ordering: .relaxed)
@@ -42,6 +44,6 @@ extension ServerConnection {
 
     /// A plaintext connection on a TLS-only listener.
     var refusesPlaintext: Bool {
-        connection.transform == nil && configuration.tls?.requiresTransform == true
+        connection.transform == nil && tls?.requiresTransform == true
     }
 }

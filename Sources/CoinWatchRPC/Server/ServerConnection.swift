@@ -38,6 +38,12 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     var lastFrameNanos: Int64
     var highestCallID: UInt64 = 0
     var authToken = ""
+    /// Counted by the server's `ConnectionAdmission`, which is told when the connection closes.
+    var isAdmitted = false
+    /// The TLS of the listener that accepted the connection; nil: plaintext only.
+    let tls: (any ServerTransformFactory)?
+    /// The subject of the client's verified TLS certificate, read once when the handshake ends; empty without.
+    var peerIdentity = ""
     var pingTokens: Double
     var pingRefillNanos: Int64
     /// Per method (indexed like `dispatcher.methods`), filled on first use: the handler
@@ -45,8 +51,9 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     /// and no deadline (see `InlineMethod`).
     var inlineMethods: [InlineMethod?] = []
 
-    init(connection: Connection, shared: ServerShared) {
+    init(connection: Connection, shared: ServerShared, tls: (any ServerTransformFactory)?) {
         self.connection = connection
+        self.tls = tls
         self.eventLoop = connection.eventLoop
         self.shared = shared
         self.peer = connection.peerAddress() ?? "unknown"
@@ -138,7 +145,7 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
         if error.code == .httpRequest, state == .awaitingHello, handOff(connection) { return }
-        if error.code == .tlsHandshake, let tls = configuration.tls, connection.transform == nil {
+        if error.code == .tlsHandshake, let tls, connection.transform == nil {
             startTLS(tls)
             return
         }

@@ -18,11 +18,14 @@ public final class ServerContext: Sendable {
     public let authToken: String
     /// The transport that brought the call: `native`, `grpc`, …
     public let transport: String
+    /// Who the peer proved to be when its connection was made: the subject of its verified TLS client
+    /// certificate (RFC 2253, `CN=device-42,O=CoinWatch Test`) on a listener asking for one; empty otherwise.
+    public let peerIdentity: String
     private let cancelled = Atomic<Bool>(false)
 
     public init(
         method: String, metadata: [String: String] = [:], deadline: ContinuousClock.Instant? = nil, peer: String = "",
-        authToken: String = "", transport: String = "native"
+        authToken: String = "", transport: String = "native", peerIdentity: String = ""
     ) {
         self.method = method
         self.metadata = metadata
@@ -30,6 +33,7 @@ public final class ServerContext: Sendable {
         self.peer = peer
         self.authToken = authToken
         self.transport = transport
+        self.peerIdentity = peerIdentity
     }
 
     /// The bearer tokens the caller presented, in the order they are checked: the `authorization` metadata of

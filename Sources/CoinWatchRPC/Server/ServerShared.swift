@@ -61,11 +61,11 @@ final class ServerShared: Sendable {
         tables.first { $0.loop === loop }!
     }
 
-    /// Loop: a freshly accepted connection.
-    func accept(_ connection: Connection) {
+    /// Loop: a freshly accepted connection, on a listener with `tls` (nil: plaintext only).
+    func accept(_ connection: Connection, tls: (any ServerTransformFactory)?) {
         counters.acceptedConnections.add(1, ordering: .relaxed)
         let open = counters.openConnections.add(1, ordering: .relaxed).newValue
-        let handler = ServerConnection(connection: connection, shared: self)
+        let handler = ServerConnection(connection: connection, shared: self, tls: tls)
         nativeConnections.opened()
         connection.start(delegate: handler, options: ConnectionOptions(
             maxFrameBytes: configuration.maxFrameBytes, highWatermark: configuration.highWatermark,
@@ -74,6 +74,9 @@ final class ServerShared: Sendable {
         if open > configuration.maxConnections {
             counters.rejectedConnections.add(1, ordering: .relaxed)
             handler.fail(.resourceExhausted, "the server already has \(configuration.maxConnections) connections")
+        } else if let refusal = admit(handler) {
+            counters.rejectedConnections.add(1, ordering: .relaxed)
+            handler.fail(refusal.code, refusal.message)
         } else if isShuttingDown {
             handler.fail(.unavailable, "the server is shutting down")
         } else {
@@ -96,17 +99,37 @@ final class ServerShared: Sendable {
     }
 
     /// Loop: a native connection turned out to speak another protocol; `handler` serves it from now on and
-    /// takes its place in the table (the connection stays counted).
+    /// takes its place in the table (the connection stays counted). The admission's per-peer count is released
+    /// here: the HTTP handlers do not carry the peer's admission, and a count never released would lock the peer
+    /// out.
     func handedOff(_ native: ServerConnection, to handler: any ServedConnection) {
         let table = table(for: native.eventLoop)
         table.connections.removeValue(forKey: ObjectIdentifier(native))
         table.connections[ObjectIdentifier(handler)] = handler
         nativeConnections.closed()
+        releaseAdmission(native)
+    }
+
+    /// Asks the configured admission about a new connection; the refusal, or nil once it is admitted.
+    private func admit(_ handler: ServerConnection) -> RPCError? {
+        guard let admission = configuration.admission else { return nil }
+        if let refusal = admission.admit(peer: handler.peer) { return refusal }
+        handler.isAdmitted = true
+        return nil
+    }
+
+    /// Tells the admission a native connection it admitted no longer counts; once per connection.
+    private func releaseAdmission(_ handler: ServerConnection) {
+        if handler.isAdmitted {
+            handler.isAdmitted = false
+            configuration.admission?.closed(peer: handler.peer)
+        }
     }
 
     /// Loop: a native connection is gone.
     func connectionClosed(_ handler: ServerConnection) {
         nativeConnections.closed()
+        releaseAdmission(handler)
         connectionClosed(served: handler)
     }
 

@@ -4,12 +4,10 @@ import CoinWatchProto
 public import CoinWatchRPC
 
 extension PriceHub {
-    /// `StreamPrices`, `GetPrices` and `PublishPrices`, ready for `RPCServer(configuration:methods:)`.
-    ///
-    /// - Parameter publishToken: when non-empty, `PublishPrices` requires it (Hello auth token or `authorization`
-    ///   metadata); nil or empty leaves publishing open, which suits loopback-only servers.
-    public func methods(publishToken: String? = nil) -> [RPCMethod] {
-        [streamPricesMethod(), getPricesMethod(), publishPricesMethod(publishToken: publishToken)]
+    /// `StreamPrices`, `GetPrices` and `PublishPrices`, ready for `RPCServer(configuration:methods:)`. Who may
+    /// call them (a `--publish-token`, service keys) is the server's authoriser's business (`CoinWatchAuth`).
+    public var methods: [RPCMethod] {
+        [streamPricesMethod(), getPricesMethod(), publishPricesMethod()]
     }
 
     /// `StreamPrices`: runs on the connection's loop; the snapshot goes out before the handler returns.
@@ -30,12 +28,8 @@ extension PriceHub {
 
     /// `PublishPrices`: validates every tick first (nothing is applied when one is invalid), then publishes them
     /// as one batch on the calling loop.
-    public func publishPricesMethod(publishToken: String? = nil) -> RPCMethod {
-        let token = PublishToken(publishToken)
-        return .unary(V1.CoinWatch.publishPrices, inline: { [self] request, context throws(RPCError) in
-            if let token, !token.accepts(context) {
-                throw RPCError(code: .unauthenticated, message: "PublishPrices requires the publish token")
-            }
+    public func publishPricesMethod() -> RPCMethod {
+        .unary(V1.CoinWatch.publishPrices, inline: { [self] request, _ throws(RPCError) in
             let ticks = try validatedTicks(request)
             let applied = publish(ticks)
             guard applied == ticks.count else {

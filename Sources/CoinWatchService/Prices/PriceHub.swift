@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// ```swift
 /// let hub = try PriceHub(database: db, onTicks: { ticks in alerts.evaluate(ticks) })
-/// let server = try RPCServer(configuration: config, methods: hub.methods(publishToken: token) + others)
+/// let server = try RPCServer(configuration: config, methods: hub.methods + others)
 /// try server.start()
 /// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)   // CoinWatchFeeds
 /// feed.start()

@@ -16,6 +16,9 @@ struct SaveCommand: Sendable {
     /// Canonical symbols to drop; may repeat (removing twice is harmless).
     let removeSymbols: [String]
     let expectedVersion: UInt64?
+    /// A record written in the same batch as the settings when this save succeeds, and not at all when it fails:
+    /// the secret a device's first save issues (`DeviceClaims`), durable exactly when the save is.
+    var attachedWrite: (key: [UInt8], value: [UInt8])?
 
     /// Validates and normalises `request`.
     ///

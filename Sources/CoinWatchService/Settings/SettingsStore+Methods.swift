@@ -1,3 +1,4 @@
+public import CoinWatchAuth
 public import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
@@ -9,18 +10,40 @@ extension SettingsStore {
 
     /// The settings methods, SaveSettings warning about rules for symbols `isPriced` says were never priced
     /// (`SaveWarnings`); it is asked on the calling event loop, before the save is queued.
-    public func methods(isPriced: @escaping @Sendable (Symbol) -> Bool) -> [RPCMethod] {
+    ///
+    /// - Parameter claims: when given, the first save of a device without a secret issues it one, returned in
+    ///   `SaveSettingsResponse.device_secret` and stored in the same batch as the settings.
+    public func methods(isPriced: @escaping @Sendable (Symbol) -> Bool, claims: DeviceClaims? = nil) -> [RPCMethod] {
         [
             .unary(V1.CoinWatch.getSettings, inlineBytes: { payload, _, respond throws(RPCError) in
                 try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
-            .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
+            .unary(V1.CoinWatch.saveSettings, deferred: { request, context, responder in
                 let warnings = SaveWarnings.unpriced(in: request, isPriced: isPriced)
-                self.submitSave(request) { result in
+                let claim: DeviceClaim?
+                do throws(RPCError) {
+                    // An invalid id is reported by the save's own validation, with the others.
+                    let device = try? DeviceID(validating: request.deviceID)
+                    claim = try device.flatMap { device throws(RPCError) in
+                        try claims?.claim(device, issuedBy: "SaveSettings", context: context)
+                    }
+                } catch {
+                    responder.fail(error)
+                    return
+                }
+                self.submitSave(request, attaching: claim.map { ($0.recordKey, $0.recordValue) }) { result in
                     switch result {
                     case .success(let saved):
-                        responder.succeed(encodedResponse: SaveWarnings.appending(warnings, to: saved.encodedResponse))
-                    case .failure(let error): responder.fail(error)
+                        var response = SaveWarnings.appending(warnings, to: saved.encodedResponse)
+                        if let claim, let claims {
+                            claims.credentials.finishClaim(claim, stored: true)
+                            // A message holding only the secret, appended: protobuf concatenation merges it in.
+                            response += V1.SaveSettingsResponse(deviceSecret: claim.token).serializedBytes()
+                        }
+                        responder.succeed(encodedResponse: response)
+                    case .failure(let error):
+                        if let claim { claims?.credentials.finishClaim(claim, stored: false) }
+                        responder.fail(error)
                     }
                 }
             }),

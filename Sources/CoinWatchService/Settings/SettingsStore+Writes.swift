@@ -23,15 +23,17 @@ extension SettingsStore {
     /// `save(_:completion:)` for the RPC method, whose answer is the response the writer encoded.
     func submitSave(
         _ request: V1.SaveSettingsRequest,
+        attaching attachedWrite: (key: [UInt8], value: [UInt8])? = nil,
         completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void
     ) {
-        let command: SaveCommand
+        var command: SaveCommand
         do {
             command = try SaveCommand(validating: request)
         } catch {
             completion(.failure(error))
             return
         }
+        command.attachedWrite = attachedWrite
         if let rejection = queue.enqueue(.save(command, completion: completion)) {
             completion(.failure(rejection))
         }

@@ -123,6 +123,7 @@ final class SettingsWriter: Sendable {
         var outcomes: [SettingsRound.Outcome] = []
         outcomes.reserveCapacity(requests.count)
         var changes: [SettingsChange] = []
+        var attachedWrites: [(key: [UInt8], value: [UInt8])] = []
         for request in requests {
             switch request {
             case .save(let command, _):
@@ -133,6 +134,7 @@ final class SettingsWriter: Sendable {
                     staged[key] = .some(settings)
                     changes.append(SettingsChange(device: command.device, old: current, new: settings))
                     outcomes.append(.saved(settings))
+                    if let attached = command.attachedWrite { attachedWrites.append(attached) }
                 case .failure(let error):
                     outcomes.append(.failed(error))
                 }
@@ -154,7 +156,8 @@ final class SettingsWriter: Sendable {
         var sequence: UInt64?
         var appendError: RPCError?
         if !staged.isEmpty {
-            let batch = Self.encode(staged, into: &records)
+            var batch = Self.encode(staged, into: &records)
+            for attached in attachedWrites { batch.put(attached.key, attached.value) }
             do {
                 sequence = try sink.append(batch)
                 for (key, state) in staged {

@@ -38,6 +38,9 @@ enum StorageLayout {
     /// Reserved for the alert engine: alerts waiting for delivery.
     static let outboxPrefix: [UInt8] = Array("outbox:".utf8)
 
+    // `auth:` (service keys and device secrets) belongs to the credential store, `AuthStorage` in CoinWatchAuth,
+    // which declares it: that module sits below this one.
+
     /// The key of one device's settings.
     static func settingsKey(_ canonicalDeviceID: String) -> [UInt8] {
         var key = settingsPrefix

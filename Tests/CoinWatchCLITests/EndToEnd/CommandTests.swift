@@ -74,7 +74,9 @@ struct CommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(lines(result.stdout).count == 1)
         let object = try jsonObject(lines(result.stdout)[0])
-        #expect(Set(object.keys) == ["device_id", "version", "updated_at_ms", "rules"])
+        // The device's first save claimed it: its secret comes with this answer only.
+        #expect(Set(object.keys) == ["device_id", "version", "updated_at_ms", "rules", "device_secret"])
+        #expect((object["device_secret"] as? String)?.hasPrefix("cwd_") == true)
         #expect(object["device_id"] as? String == "phone-2")
         #expect(object["version"] as? Int == 1)
         #expect((object["updated_at_ms"] as? Int ?? 0) > 1_600_000_000_000)
@@ -86,6 +88,10 @@ struct CommandTests {
 
         result = try await CLIProcess.run(["settings", "get", "phone-2"], server: server.address, environment: ["COINWATCH_JSON": "1"])
         #expect(try jsonObject(lines(result.stdout)[0])["version"] as? Int == 1)
+
+        result = try await CLIProcess.run(
+            ["settings", "set", "phone-2", "ETH", "--above", "5000", "--json"], server: server.address)
+        #expect(Set(try jsonObject(lines(result.stdout)[0]).keys) == ["device_id", "version", "updated_at_ms", "rules"])
 
         result = try await CLIProcess.run(["--json", "settings", "delete", "phone-2"], server: server.address)
         let deleted = try jsonObject(lines(result.stdout)[0])

@@ -103,6 +103,7 @@ extension V1.SaveSettingsResponse: RandomMessage {
         m.warnings = g.array(filled: filled) { g, filled in
             g.string(filled: filled)
         }
+        m.deviceSecret = g.string(filled: filled)
         return m
     }
 }
@@ -457,6 +458,144 @@ extension V1.ConnectionError: RandomMessage {
         var m = Self()
         m.code = g.enumValue(V1.Status.Code.knownValues, filled: filled)
         m.message = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.ServiceKey: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.id = g.string(filled: filled)
+        m.name = g.string(filled: filled)
+        m.scopes = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
+        m.createdAtMs = g.integer(filled: filled)
+        m.revoked = g.bool(filled: filled)
+        m.revokedAtMs = g.integer(filled: filled)
+        return m
+    }
+}
+
+extension V1.CreateKeyRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.name = g.string(filled: filled)
+        m.scopes = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
+        return m
+    }
+}
+
+extension V1.CreateKeyResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.key = g.optional(filled: filled) { g, filled in
+            V1.ServiceKey.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        m.token = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.ListKeysRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.includeRevoked = g.bool(filled: filled)
+        return m
+    }
+}
+
+extension V1.ListKeysResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.keys = g.array(filled: filled) { g, filled in
+            V1.ServiceKey.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        return m
+    }
+}
+
+extension V1.RevokeKeyRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.id = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.RevokeKeyResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.key = g.optional(filled: filled) { g, filled in
+            V1.ServiceKey.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        return m
+    }
+}
+
+extension V1.ResetDeviceRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.deviceID = g.string(filled: filled)
+        m.issueSecret = g.bool(filled: filled)
+        return m
+    }
+}
+
+extension V1.ResetDeviceResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.hadSecret = g.bool(filled: filled)
+        m.deviceSecret = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.StoredServiceKey: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.id = g.string(filled: filled)
+        m.name = g.string(filled: filled)
+        m.scopes = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
+        m.createdAtMs = g.integer(filled: filled)
+        m.revokedAtMs = g.integer(filled: filled)
+        m.secretSha256 = g.bytes(filled: filled)
+        return m
+    }
+}
+
+extension V1.StoredDeviceSecret: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.secretSha256 = g.bytes(filled: filled)
+        m.issuedAtMs = g.integer(filled: filled)
+        m.issuedBy = g.string(filled: filled)
         return m
     }
 }

@@ -12,7 +12,12 @@ enum Protoc {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    static let protoFiles = ["coinwatch/v1/rpc.proto", "coinwatch/v1/coinwatch.proto"]
+    /// Every file of the schema, relative to `proto/`.
+    static let protoFiles: [String] = {
+        let directory = repositoryRoot.appendingPathComponent("proto/coinwatch/v1")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".proto") }.sorted().map { "coinwatch/v1/" + $0 }
+    }()
 
     /// The `protoc` on PATH; failing, not skipping, when there is none, because CI installs it.
     static func executable() throws -> URL {

@@ -46,11 +46,18 @@ struct RPCServerLifecycleTests {
         let running = try RunningServer { $0.shutdownGracePeriod = .milliseconds(200) }
         let group = try EventLoopGroup(threads: 1)
         let client = try await running.connect(group: group)
-        // "slow" never answers: only the end of the grace period can end it.
-        let inFlight = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
-        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        // "slow" never answers: only the end of the grace period can end it. Started with the callback API, which
+        // hands the call to the client's loop at once: a task could wait for a thread of a busy pool long enough
+        // for the shutdown below to come first.
+        let outcome = Mutex<Result<[UInt8], RPCError>?>(nil)
+        client.startUnary(
+            method: V1.CoinWatch.getSettings.path, payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()
+        ) { result in outcome.withLock { $0 = result } }
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
         await running.server.shutdownGracefully()
-        let error = await #expect(throws: RPCError.self) { try await inFlight.value }
+        #expect(await eventually(timeout: .seconds(120)) { outcome.withLock { $0 } != nil })
+        var error: RPCError?
+        if case .failure(let failure)? = outcome.withLock({ $0 }) { error = failure }
         #expect(error?.code == .unavailable)
         #expect(error?.message == "the server shut down before the call finished")
         #expect(running.server.stats.openConnections == 0)

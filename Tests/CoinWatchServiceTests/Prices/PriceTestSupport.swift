@@ -1,3 +1,4 @@
+import CoinWatchAuth
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -55,7 +56,11 @@ final class HubHarness: Sendable {
         serverConfiguration.port = 0
         serverConfiguration.eventLoopThreads = 2
         configure(&serverConfiguration)
-        server = try RPCServer(configuration: serverConfiguration, methods: hub.methods(publishToken: publishToken))
+        // A publish token is checked by the authoriser, as coinwatchd's is (authorisation off, token set).
+        let authorizer = try publishToken.map { token in
+            Authorizer(configuration: Authorizer.Configuration(), credentials: try CredentialStore(database: nil, publishToken: token))
+        }
+        server = try RPCServer(configuration: serverConfiguration, methods: hub.methods, authorizer: authorizer)
         try server.start()
         clients = try EventLoopGroup(threads: 2, namePrefix: "price-test-client")
     }

@@ -1398,7 +1398,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__save_settings_request__descripto
   (ProtobufCMessageInit) coinwatch__v1__save_settings_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__field_descriptors[3] =
 {
   {
     "settings",
@@ -1424,15 +1424,28 @@ static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "device_secret",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__SaveSettingsResponse, device_secret),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned coinwatch__v1__save_settings_response__field_indices_by_name[] = {
+  2,   /* field[2] = device_secret */
   0,   /* field[0] = settings */
   1,   /* field[1] = warnings */
 };
 static const ProtobufCIntRange coinwatch__v1__save_settings_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__save_settings_response__descriptor =
 {
@@ -1442,7 +1455,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__save_settings_response__descript
   "Coinwatch__V1__SaveSettingsResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__SaveSettingsResponse),
-  2,
+  3,
   coinwatch__v1__save_settings_response__field_descriptors,
   coinwatch__v1__save_settings_response__field_indices_by_name,
   1,  coinwatch__v1__save_settings_response__number_ranges,

@@ -261,10 +261,16 @@ struct  Coinwatch__V1__SaveSettingsResponse
    */
   size_t n_warnings;
   char **warnings;
+  /*
+   * The device's secret, set only on the save that claimed a device without
+   * one (docs/SECURITY.md): shown this once, never again. Later calls about
+   * the device authenticate with it ("authorization: Bearer <secret>").
+   */
+  char *device_secret;
 };
 #define COINWATCH__V1__SAVE_SETTINGS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__save_settings_response__descriptor) \
-    , NULL, 0,NULL }
+    , NULL, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 typedef enum {

@@ -1,0 +1,37 @@
+/// Whether calls must carry credentials.
+public enum AuthMode: String, Sendable, Hashable, CaseIterable {
+    /// Every call is checked against `MethodPolicy`.
+    case required
+    /// No call is checked, except `PublishPrices` when a `--publish-token` is set (as before keys existed).
+    case off
+
+    /// The mode to run in: `requested` if given, else `off` when every listener is on a loopback address.
+    ///
+    /// - Throws: `AuthModeError` when no mode was requested and a listener may be reachable from other machines:
+    ///   serving every device's settings to the network without authentication must be a choice, not a default
+    ///   (Redis's protected mode draws the same line).
+    public static func resolve(requested: AuthMode?, listenHosts: [String]) throws(AuthModeError) -> AuthMode {
+        if let requested { return requested }
+        let exposed = listenHosts.filter { !isLoopbackHost($0) }
+        guard exposed.isEmpty else { throw AuthModeError(exposedHosts: exposed) }
+        return .off
+    }
+}
+
+/// A non-loopback listener with no `--auth` given.
+public struct AuthModeError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let exposedHosts: [String]
+
+    public var description: String {
+        let hosts = exposedHosts.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ", ")
+        return """
+            refusing to start: listening on \(hosts) without --auth would let anyone who can reach this port read and \
+            overwrite every device's settings (device ids are not secrets). Either
+              - turn authorisation on: create a key with 'coinwatchd keys create --scope admin --data DIR', then start \
+            with --auth required (devices get their own secrets; see docs/SECURITY.md), or
+              - if only trusted machines can reach this address (a private network behind a firewall), say so with \
+            --auth off, or
+              - listen on a loopback address (127.0.0.1) only.
+            """
+    }
+}

@@ -1,0 +1,54 @@
+public import CoinWatchModel
+public import CoinWatchRPC
+
+/// The claiming step of the calls that issue device secrets (`SaveSettings`, `RegisterDevice`), run by their
+/// handlers after the authoriser allowed the call.
+///
+/// A device without a secret is claimed by the first such call about it that does not come with a service key
+/// (trust on first use): the device itself, registering or saving its first settings. A service acting with a key
+/// claims nothing, so an operator's tools never take a device's secret away from it.
+///
+/// The authoriser let an anonymous caller through because the device had no secret when it checked; two such
+/// callers can race, so the handler claims under the store's lock and refuses the caller that lost, when
+/// authorisation is required. A call carrying a credential was checked by the authoriser already.
+public struct DeviceClaims: Sendable {
+    public let credentials: CredentialStore
+    public let mode: AuthMode
+
+    public init(credentials: CredentialStore, mode: AuthMode) {
+        self.credentials = credentials
+        self.mode = mode
+    }
+
+    /// Begins issuing `device` a secret if it has none and the caller has no service key.
+    ///
+    /// - Returns: the claim, whose record the handler writes with the call's own write and which it must finish
+    ///   (`CredentialStore.finishClaim`) either way; nil when there is nothing to issue.
+    /// - Throws: UNAUTHENTICATED when an anonymous caller lost the race for the device (authorisation required);
+    ///   UNAVAILABLE when no secret can be made.
+    public func claim(_ device: DeviceID, issuedBy: String, context: ServerContext) throws(RPCError) -> DeviceClaim? {
+        let credential = Self.credentialText(context)
+        if !credentials.isClaimed(device) && !Self.isServiceKey(credential) {
+            let claim: DeviceClaim?
+            do {
+                claim = try credentials.beginClaim(device, issuedBy: issuedBy)
+            } catch {
+                throw error.rpcError
+            }
+            if let claim { return claim }
+        }
+        if mode == .required && credential.isEmpty {
+            throw RPCError(code: .unauthenticated, message: "\(context.method) needs a credential: the device has a secret now")
+        }
+        return nil
+    }
+
+    /// The call's credential as sent: its `authorization` metadata, else the connection's.
+    static func credentialText(_ context: ServerContext) -> String {
+        context.bearerTokens.first ?? ""
+    }
+
+    static func isServiceKey(_ token: String) -> Bool {
+        token.utf8.starts(with: Credential.keyPrefix)
+    }
+}
