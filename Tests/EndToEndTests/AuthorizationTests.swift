@@ -117,7 +117,9 @@ struct AuthorizationTests {
         var keys: [String: String] = [:]
         for method in connection.welcome.methods {
             let rule = try #require(AuthorizationMatrix.rules[method], "\(method) is served but has no documented rule")
-            let streaming = method.hasSuffix("/StreamPrices") || method.hasSuffix("/StreamAlerts")
+            let streaming = ["/StreamPrices", "/StreamAlerts", "/Watch", "/ServerReflectionInfo"].contains {
+                method.hasSuffix($0)
+            }
             for caller in AuthorizationMatrix.Caller.allCases {
                 let token: String?
                 switch caller {
