@@ -4,7 +4,7 @@
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
 // Layers, bottom to top (each depends only on the ones below it):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL, CNATS
 //   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS, CoinWatchMetrics
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   service      CoinWatchService, CoinWatchClient
@@ -52,6 +52,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL",
             providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CNATS",
+            providers: [.apt(["libnats-dev"])]
         ),
 
         // MARK: Storage and wire
@@ -120,6 +124,11 @@ let package = Package(
                 "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
+        ),
+        .target(
+            name: "CoinWatchCluster",
+            dependencies: ["CNATS"],
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchClient",
@@ -237,6 +246,11 @@ let package = Package(
                 "CoinWatchTestSupport",
             ],
             exclude: ["Golden"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchClusterTests",
+            dependencies: ["CoinWatchCluster", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
