@@ -91,7 +91,9 @@ public final class CoinWatchService: Sendable {
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
+        let hub = self.hub
+        return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil })
+            + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.

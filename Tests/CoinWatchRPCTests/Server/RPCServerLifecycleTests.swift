@@ -1,4 +1,5 @@
 import CoinWatchProto
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchRPC
@@ -36,7 +37,7 @@ struct RPCServerLifecycleTests {
         await shutdown.value
         #expect(running.server.stats.openConnections == 0)
         // Nothing listens any more.
-        #expect(throws: IOError.self) { _ = try RawClient(port: running.port) }
+        #expect(throws: RawClientError.self) { _ = try RawClient(port: running.port) }
         await group.shutdownGracefully()
     }
 
