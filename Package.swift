@@ -136,7 +136,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCluster",
-            dependencies: ["CNATS", "CoinWatchCore"],
+            dependencies: ["CNATS", "CoinWatchCore", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchService"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -153,7 +153,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: ["CoinWatchCluster", "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,0 +1,252 @@
+public import CoinWatchLogging
+public import CoinWatchService
+import CoinWatchCore
+import CoinWatchRPC
+import Dispatch
+import Synchronization
+
+/// This coinwatchd as one node of a cluster: its NATS connection, the price bus, its leases and what it tells the
+/// other nodes about itself.
+///
+/// Life: `connect` (before the service opens, so the settings can be replicated from the start), `attach` the
+/// opened service (the price bus subscribes and reads the snapshot), `start` (the control thread: leases,
+/// membership), `close`. Nothing here runs on an event loop: the control thread `cw-cluster` makes every call that
+/// waits for NATS, and the connection's own callbacks only queue events for it.
+public final class ClusterNode: @unchecked Sendable {
+    // @unchecked Sendable: `service`, `bus` and `feed` are set in `attach` before the control thread starts and only
+    // read afterwards; the control thread's state (`leases`, `runningFeed`) is touched by it alone; shared state is
+    // behind `statusCell` and atomics.
+
+    public let configuration: Configuration
+    let logger: Logger
+    let connection: NATSConnection
+    let jetStream: JetStream
+    let buckets: Buckets
+    /// Connection events, queued by nats.c's event thread for the control thread.
+    private let inbox = EventInbox()
+    private var wake: DispatchSemaphore { inbox.wake }
+    private let stopping = Atomic<Bool>(false)
+    private let controlDone = DispatchSemaphore(value: 0)
+    private let statusCell = Mutex(ClusterStatus())
+    private var service: CoinWatchService?
+    private var bus: ClusterPriceBus?
+    private var makeFeed: (@Sendable () throws -> any PriceFeed)?
+    private var feedName = ""
+    private var runningFeed: (any PriceFeed)?
+    private var leases: LeaseKeeper?
+    private var started = false
+
+    /// The buckets every node uses.
+    struct Buckets {
+        let lastPrices: KeyValueBucket
+        let settings: KeyValueBucket
+        let leases: KeyValueBucket
+        let alerts: KeyValueBucket
+        let nodes: KeyValueBucket
+    }
+
+    /// Connects to NATS and makes sure the cluster's streams and buckets exist (creating them with this node's
+    /// replica count when it is the first). Blocks for up to a few seconds per server: call it at start-up.
+    public init(configuration: Configuration, logger: Logger) throws(ClusterError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.logger = logger
+        let inbox = self.inbox
+        var options = NATSConnection.Options(servers: configuration.servers)
+        options.name = "coinwatchd \(configuration.nodeID)"
+        options.user = configuration.user
+        options.password = configuration.password
+        options.token = configuration.token
+        options.credentialsFile = configuration.credentialsFile
+        options.caFile = configuration.caFile
+        options.certificateFile = configuration.certificateFile
+        options.keyFile = configuration.keyFile
+        connection = try NATSConnection(options: options) { event in
+            // A library thread: queue the event for the control thread, nothing else.
+            inbox.post(event)
+        }
+        jetStream = try JetStream(connection: connection)
+        let replicas = configuration.replicas
+        try jetStream.ensureStream(.init(
+            name: ClusterLayout.priceStream, subjects: [ClusterLayout.priceSubjects],
+            maxAgeNs: ClusterLayout.priceStreamMaxAgeNs, replicas: replicas))
+        buckets = Buckets(
+            lastPrices: try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket, replicas: replicas)),
+            settings: try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket, replicas: replicas)),
+            leases: try jetStream.keyValue(.init(
+                name: ClusterLayout.leasesBucket, ttlNs: configuration.leaseTTL.inNanoseconds, replicas: replicas)),
+            alerts: try jetStream.keyValue(.init(name: ClusterLayout.alertsBucket, replicas: replicas)),
+            nodes: try jetStream.keyValue(.init(
+                name: ClusterLayout.nodesBucket, ttlNs: 3 * configuration.heartbeat.inNanoseconds, replicas: replicas)))
+        statusCell.withLock { status in
+            status.nodeID = configuration.nodeID
+            status.servers = configuration.servers
+        }
+        logger.info("joined the cluster", [
+            "node": configuration.nodeID, "nats": connection.connectedURL, "replicas": "\(replicas)",
+        ])
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Wires the opened service in: the hub's publishes go to the bus and the bus feeds the hub, after the last
+    /// prices were read. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
+    public func attach(
+        _ service: CoinWatchService, feedName: String, makeFeed: @escaping @Sendable () throws -> any PriceFeed
+    ) throws(ClusterError) {
+        self.service = service
+        self.makeFeed = makeFeed
+        self.feedName = feedName
+        let bus = ClusterPriceBus(
+            connection: connection, jetStream: jetStream, lastPrices: buckets.lastPrices, hub: service.hub,
+            logger: logger)
+        try bus.start()
+        self.bus = bus
+    }
+
+    /// Starts the control thread: leases (the feed's), this node's entry in the nodes bucket, connection events.
+    public func start() {
+        guard !started else { return }
+        started = true
+        let keeper = LeaseKeeper(bucket: buckets.leases, nodeID: configuration.nodeID, ttl: configuration.leaseTTL)
+        if makeFeed != nil, !feedName.isEmpty {
+            keeper.want([Self.feedLeaseKey(feedName)])
+        }
+        leases = keeper
+        NamedThread.start(name: "cw-cluster") { [self] in
+            runControl()
+            controlDone.signal()
+        }
+    }
+
+    /// Stops the feed (if this node runs it), the control thread and the bus, then closes the connection. The
+    /// node's leases are left to expire. Idempotent.
+    public func close() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        if started {
+            wake.signal()
+            controlDone.wait()
+        }
+        bus?.stop()
+        connection.close()
+        statusCell.withLock { $0.natsState = "closed" }
+    }
+
+    /// What `coinwatch cluster`, health and metrics show.
+    public var status: ClusterStatus {
+        var status = statusCell.withLock { $0 }
+        status.natsState = connection.state.description
+        status.connectedServer = connection.connectedURL
+        status.reconnects = connection.events.reconnects.load(ordering: .relaxed)
+        if let bus {
+            let counters = bus.stats
+            status.ticksPublished = counters.published
+            status.ticksReceived = counters.received
+            status.publishFailures = counters.publishFailures + jetStream.counters.failed.load(ordering: .relaxed)
+        }
+        return status
+    }
+
+    static func feedLeaseKey(_ name: String) -> String { "feed.\(ClusterLayout.keyToken(name))" }
+
+    // MARK: The control thread
+
+    private func runControl() {
+        var nextHeartbeat: Int64 = 0
+        let tickNs = max(configuration.leaseTTL.inNanoseconds / 12, 50_000_000)
+        while !stopping.load(ordering: .relaxed) {
+            for event in inbox.takeAll() {
+                handle(event)
+            }
+            if let leases {
+                apply(leases.tick())
+                let now = MonotonicClock.nanoseconds()
+                let held = leases.held.values.sorted { $0.key < $1.key }.map { lease in
+                    ClusterStatus.LeaseState(
+                        key: lease.key, revision: lease.revision, ageMs: (now - lease.acquiredAt) / 1_000_000,
+                        validForMs: max(0, (lease.validUntil - now) / 1_000_000))
+                }
+                statusCell.withLock { $0.leases = held }
+            }
+            let now = MonotonicClock.nanoseconds()
+            if now >= nextHeartbeat {
+                nextHeartbeat = now + configuration.heartbeat.inNanoseconds
+                heartbeat()
+            }
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(tickNs)))
+        }
+        if let leases { apply(leases.releaseAll()) }
+    }
+
+    private func handle(_ event: NATSConnection.Event) {
+        switch event {
+        case .disconnected:
+            logger.warning("lost the NATS connection; reconnecting")
+        case .reconnected(let url):
+            logger.info("reconnected to NATS", ["server": url])
+            bus?.connectionCameBack()
+        case .closed:
+            break
+        case .asyncError(let text):
+            logger.warning("NATS reported an error", ["error": text])
+        }
+    }
+
+    private func apply(_ changes: [LeaseKeeper.Change]) {
+        for change in changes {
+            switch change {
+            case .lost(let key, let reason):
+                logger.info("lease given up", ["lease": key, "reason": reason])
+                if key == Self.feedLeaseKey(feedName), let feed = runningFeed {
+                    feed.stop()
+                    runningFeed = nil
+                }
+            case .acquired(let lease):
+                logger.info("lease taken", ["lease": lease.key, "token": "\(lease.revision)"])
+                if lease.key == Self.feedLeaseKey(feedName), runningFeed == nil, let makeFeed {
+                    do {
+                        let feed = try makeFeed()
+                        feed.start()
+                        runningFeed = feed
+                    } catch {
+                        logger.error("cannot start the feed", ["error": "\(error)"])
+                    }
+                }
+            }
+        }
+        statusCell.withLock { $0.runsFeed = runningFeed != nil }
+    }
+
+    private func heartbeat() {
+        let text = "listen=\(configuration.advertisedAddress) feed=\(runningFeed != nil)"
+        do {
+            try buckets.nodes.put("node.\(ClusterLayout.keyToken(configuration.nodeID))", Array(text.utf8))
+            let members = try buckets.nodes.entries(matching: "node.>").compactMap { entry in
+                ClusterLayout.text(ofKeyToken: String(entry.key.dropFirst("node.".count)))
+            }
+            statusCell.withLock { $0.members = members.sorted() }
+        } catch {
+            logger.debug("heartbeat failed", ["error": error.message])
+        }
+    }
+}
+
+/// Events handed from a library thread to the control thread.
+final class EventInbox: Sendable {
+    let wake = DispatchSemaphore(value: 0)
+    private let events = Mutex<[NATSConnection.Event]>([])
+
+    func post(_ event: NATSConnection.Event) {
+        events.withLock { $0.append(event) }
+        wake.signal()
+    }
+
+    func takeAll() -> [NATSConnection.Event] {
+        events.withLock { events in
+            defer { events = [] }
+            return events
+        }
+    }
+}
