@@ -1,3 +1,4 @@
+import CoinWatchCluster
 import CoinWatchCommandLine
 import CoinWatchLogging
 import CoinWatchModel
@@ -23,6 +24,16 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
             return 1
         }
+        var cluster: ClusterNode?
+        if let clusterConfiguration = options.cluster {
+            do {
+                cluster = try ClusterNode(configuration: clusterConfiguration, logger: logger.labeled("cluster"))
+            } catch {
+                database.close()
+                CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
+                return 1
+            }
+        }
         let service: CoinWatchService
         do {
             service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
@@ -40,6 +51,17 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: \(error)")
             return 1
         }
+        if let cluster {
+            do {
+                try attach(cluster, to: service)
+            } catch {
+                cluster.close()
+                service.close()
+                database.close()
+                CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
+                return 1
+            }
+        }
         var rpc = options.rpc
         rpc.serverName = "coinwatchd"
         rpc.serverVersion = CoinWatchVersion.current
@@ -49,6 +71,7 @@ struct Daemon {
             server = try RPCServer(configuration: rpc, methods: service.methods, logger: logger.labeled("rpc"))
             port = try server.start()
         } catch {
+            cluster?.close()
             service.close()
             database.close()
             let address = "\(rpc.host):\(rpc.port)"
@@ -56,6 +79,7 @@ struct Daemon {
             return 1
         }
         service.start()
+        cluster?.start()
         logger.info("listening on \(rpc.host):\(port)", [
             "data": options.dataDirectory, "feed": service.feedDescription,
             "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
@@ -70,6 +94,7 @@ struct Daemon {
             done.signal()
         }
         done.wait()
+        cluster?.close()
         service.close()
         database.close()
         let writes = service.settings.stats
@@ -86,7 +111,17 @@ struct Daemon {
         configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
+        // In a cluster the feed runs on the node holding its lease, started by the cluster node.
+        configuration.startsFeed = options.cluster == nil
         return configuration
+    }
+
+    /// Puts the opened service on the cluster: the price bus, and the feed behind its lease.
+    func attach(_ cluster: ClusterNode, to service: CoinWatchService) throws(ClusterError) {
+        let spec = options.feed
+        let hub = service.hub
+        let feedName = (try? FeedSpec(parsing: spec)) == FeedSpec.none ? "" : spec
+        try cluster.attach(service, feedName: feedName) { try FeedSpec(parsing: spec).makeFeed(hub: hub) }
     }
 
     static func openStore(_ directory: String) throws(StoreError) -> Database {

@@ -1,3 +1,4 @@
+import CoinWatchCluster
 import CoinWatchCommandLine
 import CoinWatchLogging
 import CoinWatchRPC
@@ -53,7 +54,7 @@ struct DaemonOptions {
             CoinWatch protocol (docs/PROTOCOL.md). SIGTERM or SIGINT shuts down gracefully; a second
             signal exits at once.
             """,
-        options: all,
+        options: all + cluster,
         sections: [("COMMANDS", """
               (none)    serve
               repair    recover what LevelDB can from a damaged data directory, then exit
@@ -65,6 +66,8 @@ struct DaemonOptions {
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
+    /// Set by `--cluster`: this node's part in a cluster (docs/SCALING.md).
+    var cluster: ClusterNode.Configuration?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let listen = parsed["listen"]!
@@ -113,5 +116,6 @@ struct DaemonOptions {
             throw UsageError("--log-format: '\(parsed["log-format"]!)' is not text or json")
         }
         logFormat = format
+        cluster = try Self.clusterConfiguration(parsed, listen: listen)
     }
 }
