@@ -5,9 +5,9 @@ import Foundation
 import Synchronization
 import Testing
 
-/// docs/PROTOCOL.md lists every message the server sends in its appendix, one row per situation. Each row is
-/// provoked here from a real coinwatchd (or, for the one the service cannot produce on demand, the same runtime in
-/// process) and its frame, code and text compared with the page byte for byte. A row without a situation here, or a
+/// docs/PROTOCOL.md lists every message a client can provoke in its appendix, one row per situation. Each row is
+/// provoked here from a real coinwatchd (or, for the shutdown rows that need a call that waits on demand, the same
+/// runtime in process) and its frame, code and text compared with the page byte for byte. A row without a situation here, or a
 /// situation without its row, fails as well, and so does a message the page's example session quotes that the table
 /// does not have.
 @Suite("docs/PROTOCOL.md matches the server", .timeLimit(.minutes(5)))
@@ -80,7 +80,10 @@ struct ProtocolDocumentTests {
 
         let idle = try await ServerProcess.start(arguments: ["--idle-timeout", "2s"])
         defer { idle.stop() }
-        answers["idle"] = try Session(idle.port).next(where: Self.isGoAway)
+        let silent = try Session(idle.port)
+        silent.send(Self.call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest()))
+        answers["idle"] = try silent.next(where: Self.isGoAway)
+        answers["idle-call"] = try silent.end(1)
 
         let single = try await ServerProcess.start(arguments: ["--max-connections", "1"])
         defer { single.stop() }
@@ -97,7 +100,7 @@ struct ProtocolDocumentTests {
         answers.merge(try Self.shutdown(stopping)) { $1 }
         stopping.stop()
 
-        answers["draining"] = try await Self.draining()
+        answers.merge(try await Self.draining()) { $1 }
 
         for (id, expected) in rows.sorted(by: { $0.key < $1.key }) {
             let answer = try #require(answers[id], "row \(id) of docs/PROTOCOL.md has no situation in this test")
@@ -232,11 +235,36 @@ struct ProtocolDocumentTests {
         #expect(response.warnings.count == 1)
         answers["unpriced"] = Answer(frame: "SaveSettingsResponse.warnings", code: "OK", message: response.warnings.first ?? "")
 
+        func symbols(_ prefix: String, _ count: Int) -> [String] {
+            (0..<count).map { prefix + String(repeating: "0", count: 4 - String($0).count) + String($0) }
+        }
+        answers["device-symbols"] = try save { request in
+            for symbol in symbols("S", 65) { request.setRules[symbol] = rule(below: 1) }
+        }
+        id += 1
+        var full = V1.SaveSettingsRequest(deviceID: "phone-3")
+        for symbol in symbols("S", 64) { full.setRules[symbol] = rule(below: 1) }
+        session.send(call(id, V1.CoinWatch.saveSettings.path, full))
+        #expect(try session.end(id).code == "OK")
+        id += 1
+        var more = V1.SaveSettingsRequest(deviceID: "phone-3")
+        more.setRules["T0000"] = rule(below: 1)
+        session.send(call(id, V1.CoinWatch.saveSettings.path, more))
+        answers["device-symbols-after"] = try session.end(id)
+
         answers["price-zero"] = try publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 0)))
         answers["price-missing"] = try publish(V1.Tick(symbol: "BTC"))
         answers["time-negative"] = try publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 1), timeMs: -5))
         answers["interval"] = try answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(minIntervalMs: 60001))
         answers["stream-symbol"] = try answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(symbols: ["x"]))
+        answers["too-many-symbols"] = try answer(
+            V1.CoinWatch.getPrices.path, V1.GetPricesRequest(symbols: symbols("P", 257)))
+        let one = V1.Decimal(mantissa: 1)
+        answers["too-many-ticks"] = try answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
+            ticks: Array(repeating: V1.Tick(symbol: "BTC", price: one), count: 10_001)))
+        // Last: no tick on this server was applied before, so the hub knows no symbol yet.
+        answers["hub-symbols"] = try answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
+            ticks: symbols("H", 4097).map { V1.Tick(symbol: $0, price: one) }))
         return answers
     }
 
@@ -265,31 +293,51 @@ struct ProtocolDocumentTests {
         return ["shutdown": try session.next(where: isGoAway), "shutdown-stream": try session.end(1)]
     }
 
-    /// A call after GoAway is refused while an accepted one is still running. The service has no call that waits on
-    /// demand, so this uses the same runtime in process with one that answers when the test says.
-    static func draining() async throws -> Answer {
-        let held = Mutex<UnaryResponder<V1.HealthCheckResponse>?>(nil)
-        var configuration = RPCServer.Configuration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.eventLoopThreads = 1
-        configuration.shutdownGracePeriod = .seconds(600)
-        let server = try RPCServer(configuration: configuration, methods: [
-            .unary(V1.Health.check, deferred: { _, _, responder in held.withLock { $0 = responder } }),
-        ])
-        let port = try server.start()
+    /// Shutdown rows that need a call that waits until the test lets it finish, which the service has no method for:
+    /// the same runtime in process, with one. A call after `GoAway` is refused while an accepted one still runs, a
+    /// connection that has not sent `Hello` is told the server is going, and a call still running when the grace
+    /// period ends is ended for it.
+    static func draining() async throws -> [String: Answer] {
+        var answers: [String: Answer] = [:]
+        let held = Mutex<[UnaryResponder<V1.HealthCheckResponse>]>([])
+        func server(grace: Duration) throws -> (RPCServer, Int) {
+            var configuration = RPCServer.Configuration()
+            configuration.host = "127.0.0.1"
+            configuration.port = 0
+            configuration.eventLoopThreads = 1
+            configuration.shutdownGracePeriod = grace
+            let server = try RPCServer(configuration: configuration, methods: [
+                .unary(V1.Health.check, deferred: { _, _, responder in held.withLock { $0.append(responder) } }),
+            ])
+            return (server, try server.start())
+        }
+        func until(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
+
+        let (patient, port) = try server(grace: .seconds(600))
         let session = try Session(port)
         session.send(call(1, V1.Health.check.path, V1.HealthCheckRequest()))
-        let deadline = ContinuousClock.now + .seconds(60)
-        while held.withLock({ $0 == nil }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        let shutdown = Task { await server.shutdownGracefully() }
+        try await until { held.withLock { $0.count == 1 } }
+        let waiting = try Session(port, hello: false)
+        try await until { patient.stats.openConnections == 2 }
+        let shutdown = Task { await patient.shutdownGracefully() }
+        answers["shutdown-before-hello"] = try waiting.next(where: isConnectionError)
         _ = try session.next(where: isGoAway)
         session.send(call(2, V1.Health.check.path, V1.HealthCheckRequest()))
-        let refused = try session.end(2)
-        held.withLock { $0 }?.succeed(V1.HealthCheckResponse(status: .serving))
+        answers["draining"] = try session.end(2)
+        held.withLock { $0 }.first?.succeed(V1.HealthCheckResponse(status: .serving))
         #expect(try session.end(1).code == "OK", "the accepted call still finishes")
         await shutdown.value
-        return refused
+
+        let (hasty, hastyPort) = try server(grace: .seconds(1))
+        let late = try Session(hastyPort)
+        late.send(call(1, V1.Health.check.path, V1.HealthCheckRequest()))
+        try await until { held.withLock { $0.count == 2 } }
+        await hasty.shutdownGracefully()
+        answers["grace-over"] = try late.end(1)
+        return answers
     }
 
     // MARK: Frames

@@ -41,6 +41,22 @@ struct RPCServerLifecycleTests {
         await group.shutdownGracefully()
     }
 
+    @Test("a unary call still running when the grace period ends is ended UNAVAILABLE, and the shutdown returns")
+    func gracePeriodEndsUnfinishedCalls() async throws {
+        let running = try RunningServer { $0.shutdownGracePeriod = .milliseconds(200) }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        // "slow" never answers: only the end of the grace period can end it.
+        let inFlight = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        await running.server.shutdownGracefully()
+        let error = await #expect(throws: RPCError.self) { try await inFlight.value }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message == "the server shut down before the call finished")
+        #expect(running.server.stats.openConnections == 0)
+        await group.shutdownGracefully()
+    }
+
     @Test("a reader that never reads: the server's memory for it stays bounded and the slow-consumer policy closes it")
     func neverReads() async throws {
         let running = try RunningServer {

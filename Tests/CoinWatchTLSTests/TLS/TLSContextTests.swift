@@ -13,7 +13,7 @@ struct TLSContextTests {
         let garbage = directory.appending("garbage.pem").path
         try "not a certificate\n".write(toFile: garbage, atomically: true, encoding: .utf8)
         let encryptedKey = directory.appending("encrypted.key").path
-        try OpenSSLCommand.succeed([
+        try await OpenSSLCommand.succeed([
             "pkey", "-in", pki.server.privateKeyFile, "-aes-128-cbc", "-passout", "pass:secret", "-out", encryptedKey,
         ])
 
@@ -72,7 +72,10 @@ struct TLSContextTests {
         #expect(open.client.peerSubject == "CN=localhost")
 
         // A renewed certificate with another subject: new sessions present it.
-        try install(pki.issue("renewed", subject: "/O=Renewed/CN=localhost", names: "DNS:localhost"))
+        let renewedIdentity = try await onOwnThread {
+            try pki.issue("renewed", subject: "/O=Renewed/CN=localhost", names: "DNS:localhost")
+        }
+        try install(renewedIdentity)
         let before = reloadable.context
         try reloadable.reload()
         #expect(reloadable.context !== before)
