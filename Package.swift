@@ -271,7 +271,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchClusterTests",
-            dependencies: ["CoinWatchCluster", "CoinWatchTestSupport"],
+            dependencies: [
+                "CoinWatchCluster", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchService", "CoinWatchStore", "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

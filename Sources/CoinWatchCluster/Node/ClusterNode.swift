@@ -30,10 +30,14 @@ public final class ClusterNode: @unchecked Sendable {
     private let statusCell = Mutex(ClusterStatus())
     private var service: CoinWatchService?
     private var bus: ClusterPriceBus?
+    private var settings: ClusterSettings?
     private var makeFeed: (@Sendable () throws -> any PriceFeed)?
     private var feedName = ""
     private var runningFeed: (any PriceFeed)?
     private var leases: LeaseKeeper?
+    /// Control thread: the live members as last read from the nodes bucket.
+    private var members: [String] = []
+    let shards = ClusterShards()
     private var started = false
 
     /// The buckets every node uses.
@@ -92,7 +96,7 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// Wires the opened service in: the hub's publishes go to the bus and the bus feeds the hub, after the last
-    /// prices were read. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
+    /// prices were read; the settings bucket becomes the settings store of record, and what it holds is read in. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
     public func attach(
         _ service: CoinWatchService, feedName: String, makeFeed: @escaping @Sendable () throws -> any PriceFeed
     ) throws(ClusterError) {
@@ -104,17 +108,17 @@ public final class ClusterNode: @unchecked Sendable {
             logger: logger)
         try bus.start()
         self.bus = bus
+        let settings = ClusterSettings(bucket: buckets.settings, store: service.settings, logger: logger)
+        try settings.start()
+        self.settings = settings
+        service.alerts.fireOnly(where: shards)
     }
 
     /// Starts the control thread: leases (the feed's), this node's entry in the nodes bucket, connection events.
     public func start() {
         guard !started else { return }
         started = true
-        let keeper = LeaseKeeper(bucket: buckets.leases, nodeID: configuration.nodeID, ttl: configuration.leaseTTL)
-        if makeFeed != nil, !feedName.isEmpty {
-            keeper.want([Self.feedLeaseKey(feedName)])
-        }
-        leases = keeper
+        leases = LeaseKeeper(bucket: buckets.leases, nodeID: configuration.nodeID, ttl: configuration.leaseTTL)
         NamedThread.start(name: "cw-cluster") { [self] in
             runControl()
             controlDone.signal()
@@ -130,6 +134,7 @@ public final class ClusterNode: @unchecked Sendable {
             controlDone.wait()
         }
         bus?.stop()
+        settings?.stop()
         connection.close()
         statusCell.withLock { $0.natsState = "closed" }
     }
@@ -146,6 +151,11 @@ public final class ClusterNode: @unchecked Sendable {
             status.ticksReceived = counters.received
             status.publishFailures = counters.publishFailures + jetStream.counters.failed.load(ordering: .relaxed)
         }
+        if let settings {
+            status.settingsLag = settings.pendingAtLastRead.load(ordering: .relaxed)
+            status.settingsRevision = settings.lastRead.load(ordering: .relaxed)
+            status.settingsConflicts = settings.conflicts.load(ordering: .relaxed)
+        }
         return status
     }
 
@@ -160,7 +170,13 @@ public final class ClusterNode: @unchecked Sendable {
             for event in inbox.takeAll() {
                 handle(event)
             }
+            let now = MonotonicClock.nanoseconds()
+            if now >= nextHeartbeat {
+                nextHeartbeat = now + configuration.heartbeat.inNanoseconds
+                heartbeat()
+            }
             if let leases {
+                leases.want(wantedLeases())
                 apply(leases.tick())
                 let now = MonotonicClock.nanoseconds()
                 let held = leases.held.values.sorted { $0.key < $1.key }.map { lease in
@@ -170,14 +186,21 @@ public final class ClusterNode: @unchecked Sendable {
                 }
                 statusCell.withLock { $0.leases = held }
             }
-            let now = MonotonicClock.nanoseconds()
-            if now >= nextHeartbeat {
-                nextHeartbeat = now + configuration.heartbeat.inNanoseconds
-                heartbeat()
-            }
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(tickNs)))
         }
         if let leases { apply(leases.releaseAll()) }
+    }
+
+    /// The feed's lease (when this node was given a feed) and the alert shards the live members assign to it.
+    /// Nothing until the first membership read succeeded: a node that cannot see the others takes no shard.
+    private func wantedLeases() -> Set<String> {
+        var wanted = Set<String>()
+        if makeFeed != nil, !feedName.isEmpty { wanted.insert(Self.feedLeaseKey(feedName)) }
+        guard service != nil, !members.isEmpty else { return wanted }
+        for shard in ClusterShards.assigned(to: configuration.nodeID, members: members) {
+            wanted.insert(ClusterShards.leaseKey(shard))
+        }
+        return wanted
     }
 
     private func handle(_ event: NATSConnection.Event) {
@@ -198,12 +221,20 @@ public final class ClusterNode: @unchecked Sendable {
         for change in changes {
             switch change {
             case .lost(let key, let reason):
+                if let shard = ClusterShards.shard(ofLeaseKey: key) {
+                    shards.set(shard, owned: false)
+                    continue
+                }
                 logger.info("lease given up", ["lease": key, "reason": reason])
                 if key == Self.feedLeaseKey(feedName), let feed = runningFeed {
                     feed.stop()
                     runningFeed = nil
                 }
             case .acquired(let lease):
+                if let shard = ClusterShards.shard(ofLeaseKey: lease.key) {
+                    shards.set(shard, owned: true)
+                    continue
+                }
                 logger.info("lease taken", ["lease": lease.key, "token": "\(lease.revision)"])
                 if lease.key == Self.feedLeaseKey(feedName), runningFeed == nil, let makeFeed {
                     do {
@@ -216,7 +247,14 @@ public final class ClusterNode: @unchecked Sendable {
                 }
             }
         }
-        statusCell.withLock { $0.runsFeed = runningFeed != nil }
+        let owned = shards.ownedShards
+        if changes.contains(where: { ClusterShards.shard(ofLeaseKey: $0.key) != nil }) {
+            logger.info("alert shards owned", ["count": "\(owned.count)"])
+        }
+        statusCell.withLock { status in
+            status.runsFeed = runningFeed != nil
+            status.ownedShards = owned
+        }
     }
 
     private func heartbeat() {
@@ -226,7 +264,8 @@ public final class ClusterNode: @unchecked Sendable {
             let members = try buckets.nodes.entries(matching: "node.>").compactMap { entry in
                 ClusterLayout.text(ofKeyToken: String(entry.key.dropFirst("node.".count)))
             }
-            statusCell.withLock { $0.members = members.sorted() }
+            self.members = members.sorted()
+            statusCell.withLock { $0.members = self.members }
         } catch {
             logger.debug("heartbeat failed", ["error": error.message])
         }

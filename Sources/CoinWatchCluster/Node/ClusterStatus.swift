@@ -25,6 +25,10 @@ public struct ClusterStatus: Sendable, Equatable {
     public var members: [String] = []
     /// The settings bucket's last revision minus the one this node has applied.
     public var settingsLag: UInt64 = 0
+    /// The settings bucket's revision this node has read up to.
+    public var settingsRevision: UInt64 = 0
+    /// Saves of this node that lost a race to another node's and were run again.
+    public var settingsConflicts = 0
     public var ticksPublished = 0
     public var ticksReceived = 0
     public var publishFailures = 0
