@@ -26,6 +26,13 @@ final class LeaseKeeper {
     enum Change: Sendable, Equatable {
         case acquired(Lease)
         case lost(key: String, reason: String)
+
+        var key: String {
+            switch self {
+            case .acquired(let lease): lease.key
+            case .lost(let key, _): key
+            }
+        }
     }
 
     let bucket: KeyValueBucket

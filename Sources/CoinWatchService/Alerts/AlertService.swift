@@ -80,6 +80,12 @@ public final class AlertService: Sendable {
         worker.post(.ticks(ticks))
     }
 
+    /// Cluster mode: from now on a fired alert is put in the outbox and delivered only when `gate` says this node
+    /// fires the device's alerts; the others are counted (`alertsSuppressed`). Set once, before serving.
+    public func fireOnly(where gate: any AlertGate) {
+        worker.gate.withLock { $0 = gate }
+    }
+
     /// Counters for logs, tests and benchmarks.
     public var stats: AlertStats { worker.stats.snapshot }
 
@@ -95,6 +101,8 @@ public struct AlertStats: Sendable, Hashable {
     public var alertsFired: Int
     public var alertsDelivered: Int
     public var subscribers: Int
+    /// Alerts that fired here while another node owned the device's shard (cluster mode): fired there instead.
+    public var alertsSuppressed: Int = 0
 }
 
 /// A live `StreamAlerts` call.

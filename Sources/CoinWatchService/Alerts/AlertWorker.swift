@@ -28,6 +28,8 @@ final class AlertWorker: @unchecked Sendable {
     let configuration: AlertService.Configuration
     let logger: Logger
     let stats = AlertCounters()
+    /// Cluster mode: whether this node fires a device's alerts (`AlertService.fireOnly(where:)`); nil: always.
+    let gate = Mutex<(any AlertGate)?>(nil)
     /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
     private struct Inbox {
         var jobs: [Job] = []
@@ -216,6 +218,7 @@ final class AlertWorker: @unchecked Sendable {
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
         let now = WallClock.milliseconds()
+        let gate = self.gate.withLock { $0 }
         for tick in ticks {
             result.removeAll()
             do {
@@ -231,6 +234,11 @@ final class AlertWorker: @unchecked Sendable {
                 round.armDevices.insert(record.device)
             }
             for fired in result.alerts {
+                if let gate, !gate.fires(for: fired.device) {
+                    // Another node owns the device's shard and fires it; the arm state changed here all the same.
+                    stats.alertsSuppressed.add(1, ordering: .relaxed)
+                    continue
+                }
                 let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
                 let key = AlertStorage.outboxKey(fired.device, fired.symbol)
                 round.outbox[key] = .some(alert)
@@ -374,10 +382,12 @@ final class AlertCounters: Sendable {
     let alertsFired = Atomic<Int>(0)
     let alertsDelivered = Atomic<Int>(0)
     let subscribers = Atomic<Int>(0)
+    let alertsSuppressed = Atomic<Int>(0)
 
     var snapshot: AlertStats {
         AlertStats(
             ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
-            alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed))
+            alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
+            alertsSuppressed: alertsSuppressed.load(ordering: .relaxed))
     }
 }

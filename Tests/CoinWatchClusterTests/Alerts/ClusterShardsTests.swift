@@ -1,0 +1,63 @@
+@testable import CoinWatchCluster
+import CoinWatchModel
+import CoinWatchService
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+struct ClusterShardsTests {
+    @Test func everyShardHasExactlyOneAssignedNode() {
+        for members in [["a"], ["a", "b"], ["a", "b", "c"], ["n1", "n2", "n3", "n4", "n5"]] {
+            var owners = [Int](repeating: 0, count: AlertShards.count)
+            for node in members {
+                for shard in ClusterShards.assigned(to: node, members: members) { owners[shard] += 1 }
+            }
+            #expect(owners.allSatisfy { $0 == 1 }, "\(members)")
+        }
+        // Losing a member moves only its shards.
+        let before = ClusterShards.assigned(to: "a", members: ["a", "b", "c"])
+        let after = ClusterShards.assigned(to: "a", members: ["a", "b"])
+        #expect(before.isSubset(of: after))
+        #expect(ClusterShards.assigned(to: "a", members: ["a"]).count == AlertShards.count)
+    }
+
+    @Test func theGateFiresOnlyForOwnedShards() throws {
+        let shards = ClusterShards()
+        let device = try DeviceID(validating: "phone-1")
+        #expect(!shards.fires(for: device))
+        shards.set(AlertShards.shard(of: device), owned: true)
+        #expect(shards.fires(for: device))
+        #expect(shards.ownedShards == [AlertShards.shard(of: device)])
+        shards.set(AlertShards.shard(of: device), owned: false)
+        #expect(!shards.fires(for: device))
+        #expect(ClusterShards.shard(ofLeaseKey: ClusterShards.leaseKey(7)) == 7)
+        #expect(ClusterShards.leaseKey(7) == "shard.07")
+    }
+}
+
+/// Leases against a real nats-server.
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"))
+struct LeaseKeeperTests {
+    @Test func aLeaseHasOneHolderAndPassesOnWhenItLapses() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let connections = try (0..<2).map { _ in try testConnection(nats.urls) }
+        let keepers = try connections.enumerated().map { index, connection in
+            let jetStream = try JetStream(connection: connection)
+            let bucket = try jetStream.keyValue(.init(name: "t-leases", ttlNs: 2_000_000_000))
+            return LeaseKeeper(bucket: bucket, nodeID: "node-\(index)", ttl: .seconds(2))
+        }
+        keepers.forEach { $0.want(["shard.01"]) }
+        let first = keepers[0].tick()
+        let second = keepers[1].tick()
+        #expect(first.map(\.key) == ["shard.01"])
+        #expect(second.isEmpty)
+        #expect(keepers[0].isHeld("shard.01") && !keepers[1].isHeld("shard.01"))
+        // The holder stops renewing (as if it died): the other takes the lease once the server let it lapse, and
+        // by then the old holder's own clock says it is no longer valid.
+        let taken = await eventually { !keepers[1].tick().isEmpty }
+        #expect(taken)
+        #expect(keepers[1].isHeld("shard.01"))
+        #expect(!keepers[0].isHeld("shard.01"))
+        connections.forEach { $0.close() }
+    }
+}
