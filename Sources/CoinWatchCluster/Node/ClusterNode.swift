@@ -223,6 +223,7 @@ public final class ClusterNode: @unchecked Sendable {
             case .lost(let key, let reason):
                 if let shard = ClusterShards.shard(ofLeaseKey: key) {
                     shards.set(shard, owned: false)
+                    logger.debug("shard lease given up", ["lease": key, "reason": reason])
                     continue
                 }
                 logger.info("lease given up", ["lease": key, "reason": reason])
@@ -264,10 +265,13 @@ public final class ClusterNode: @unchecked Sendable {
             let members = try buckets.nodes.entries(matching: "node.>").compactMap { entry in
                 ClusterLayout.text(ofKeyToken: String(entry.key.dropFirst("node.".count)))
             }
+            if members.sorted() != self.members {
+                logger.info("cluster members", ["members": members.sorted().joined(separator: ",")])
+            }
             self.members = members.sorted()
             statusCell.withLock { $0.members = self.members }
         } catch {
-            logger.debug("heartbeat failed", ["error": error.message])
+            logger.warning("heartbeat failed", ["error": error.message])
         }
     }
 }

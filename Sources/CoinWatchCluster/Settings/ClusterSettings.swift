@@ -48,10 +48,13 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
             stream: bucket.streamName, subject: bucket.subject(">"), startSequence: 0)
         self.consumer = consumer
         store.replicate(through: self)
-        // Catch up: what the consumer has until it says nothing is pending (or the bucket is empty).
-        while let message = try consumer.next(timeoutMs: 2_000, jetStream: true) {
-            hand(message)
-            if message.pending == 0 { break }
+        // Catch up: everything up to the bucket's last revision when we subscribed (none when it is empty).
+        let last = try bucket.jetStream.lastSequence(stream: bucket.streamName)
+        if last > 0 {
+            while let message = try consumer.next(timeoutMs: bucket.jetStream.waitMs, jetStream: true) {
+                hand(message)
+                if message.pending == 0 || message.streamSequence >= last { break }
+            }
         }
         NamedThread.start(name: "cw-cluster-settings") { [self] in
             run(consumer)

@@ -13,6 +13,17 @@ struct ClusterShardsTests {
                 for shard in ClusterShards.assigned(to: node, members: members) { owners[shard] += 1 }
             }
             #expect(owners.allSatisfy { $0 == 1 }, "\(members)")
+            // Spread out: no node of several gets fewer than half its fair share.
+            for node in members where members.count > 1 {
+                let count = ClusterShards.assigned(to: node, members: members).count
+                #expect(count >= AlertShards.count / members.count / 2, "\(node) of \(members): \(count)")
+            }
+        }
+        for members in [["a", "b"], ["a", "b", "c"], ["node-1", "node-2", "node-3"]] {
+            for node in members where members.count > 1 {
+                let count = ClusterShards.assigned(to: node, members: members).count
+                #expect(count >= AlertShards.count / members.count / 2, "\(node) of \(members): \(count)")
+            }
         }
         // Losing a member moves only its shards.
         let before = ClusterShards.assigned(to: "a", members: ["a", "b", "c"])
@@ -54,7 +65,7 @@ struct LeaseKeeperTests {
         #expect(keepers[0].isHeld("shard.01") && !keepers[1].isHeld("shard.01"))
         // The holder stops renewing (as if it died): the other takes the lease once the server let it lapse, and
         // by then the old holder's own clock says it is no longer valid.
-        let taken = await eventually { !keepers[1].tick().isEmpty }
+        let taken = await Polling.until { !keepers[1].tick().isEmpty }
         #expect(taken)
         #expect(keepers[1].isHeld("shard.01"))
         #expect(!keepers[0].isHeld("shard.01"))

@@ -71,7 +71,7 @@ struct JetStreamTests {
         try bucket.create("shard.01", Array("a".utf8))
         #expect(throws: ClusterError.self) { try bucket.create("shard.01", Array("b".utf8)) }
         // The server removes the value once it is older than the bucket's age; then a create succeeds.
-        let taken = try await eventually { (try? bucket.create("shard.01", Array("b".utf8))) != nil }
+        let taken = try await Polling.until { (try? bucket.create("shard.01", Array("b".utf8))) != nil }
         #expect(taken)
     }
 }

@@ -1,0 +1,190 @@
+import CoinWatchClient
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// coinwatchd nodes in cluster mode (`--cluster`) on a nats-server the test starts: one price bus, replicated
+/// settings, each alert fired by one node. Longer runs (kills under load) are in scripts/cluster-soak.
+@Suite(
+    .enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap installs it)"),
+    .serialized)
+struct ClusterDaemonTests {
+    static func startNode(_ nats: NATSCluster, _ name: String) async throws -> ServerProcess {
+        try await ServerProcess.start(arguments: ["--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s"])
+    }
+
+    static func client(_ server: ServerProcess) -> CoinWatchClient {
+        CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+    }
+
+    static func tick(_ symbol: String, _ price: Int64) -> V1.Tick {
+        var tick = V1.Tick()
+        tick.symbol = symbol
+        tick.price = V1.Decimal(ExactDecimal(price))
+        return tick
+    }
+
+    /// What one StreamPrices call received: (sequence, price) in arrival order.
+    final class Updates: Sendable {
+        let received = Mutex<[(sequence: UInt64, price: String)]>([])
+        var prices: [String] { received.withLock { $0.map(\.price) } }
+        var sequences: [UInt64] { received.withLock { $0.map(\.sequence) } }
+    }
+
+    static func follow(_ client: CoinWatchClient, _ symbol: String) -> (Updates, Task<Void, Never>) {
+        let updates = Updates()
+        let task = Task {
+            do {
+                for try await update in client.streamPrices(symbols: [symbol]) {
+                    let price = update.price.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: Int($0.scale)) }
+                    updates.received.withLock { $0.append((update.sequence, price.map { "\($0)" } ?? "?")) }
+                }
+            } catch {}
+        }
+        return (updates, task)
+    }
+
+    @Test func aTickPublishedOnOneNodeReachesStreamsOnTheOthers() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        let b = try await Self.startNode(nats, "b")
+        let c = try await Self.startNode(nats, "c")
+        let clients = [a, b, c].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let streams = clients[1...].map { Self.follow($0, "CWX") }
+        defer { streams.forEach { $0.1.cancel() } }
+        _ = try await clients[0].publish([Self.tick("CWX", 1)])
+        let first = await Polling.until { streams.allSatisfy { $0.0.prices.contains("1") } }
+        #expect(first)
+        for price in Int64(2)...100 {
+            _ = try await clients[0].publish([Self.tick("CWX", price)])
+        }
+        let last = await Polling.until { streams.allSatisfy { $0.0.prices.last == "100" } }
+        #expect(last)
+        for (updates, _) in streams {
+            let prices = updates.prices.compactMap { Int($0) }
+            // Each price once, in publish order (a stream may skip prices it was too slow for, never repeat one).
+            #expect(prices == prices.sorted() && Set(prices).count == prices.count, "\(prices)")
+            #expect(updates.sequences == Array(1...UInt64(updates.sequences.count)))
+        }
+        // A node started now serves the last price at once.
+        let d = try await Self.startNode(nats, "d")
+        let late = Self.client(d)
+        defer { late.close() }
+        let snapshot = try await late.prices(symbols: ["CWX"])
+        #expect(snapshot.first?.price == V1.Decimal(ExactDecimal(Int64(100))))
+    }
+
+    @Test func settingsSavedOnOneNodeAreReadOnAnotherAndRacesHaveOneWinner() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        let b = try await Self.startNode(nats, "b")
+        let clients = [a, b].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
+        #expect(saved.version == 1)
+        let readable = await Polling.until { (try? await clients[1].settings(device: "phone-1").version) == 1 }
+        #expect(readable)
+        for version in UInt64(1)...5 {
+            let known = await Polling.until { (try? await clients[1].settings(device: "phone-1").version) == version }
+            #expect(known)
+            async let left = Self.outcome(clients[0], "BTC", expecting: version)
+            async let right = Self.outcome(clients[1], "ETH", expecting: version)
+            let outcomes = await [left, right]
+            #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+            #expect(outcomes.filter { $0 == .aborted }.count == 1, "\(outcomes)")
+        }
+    }
+
+    static func outcome(_ client: CoinWatchClient, _ symbol: String, expecting version: UInt64) async -> RPCError.Code? {
+        do {
+            _ = try await client.saveSettings(V1.SaveSettingsRequest(
+                device: "phone-1", symbol: symbol, below: ExactDecimal(Int64(version)), above: nil, expectedVersion: version))
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    final class AlertCounts: Sendable {
+        let value = Mutex<[String: Int]>([:])
+    }
+
+    /// The number of alert shards a node last said it owns (its log's "alert shards owned count=N").
+    static func ownedShards(_ server: ServerProcess) -> Int {
+        guard let line = server.log.split(separator: "\n").last(where: { $0.contains("alert shards owned") }),
+            let range = line.range(of: "count=")
+        else { return 0 }
+        return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+
+    @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        var nodes: [ServerProcess] = []
+        for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
+        let clients = nodes.map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        // Every shard owned, by one node each (the counts add up to 64 only when no shard is held twice or lapsed).
+        let settled = await Polling.until(timeout: .seconds(60)) {
+            nodes.map(Self.ownedShards).reduce(0, +) == 64 && nodes.allSatisfy { Self.ownedShards($0) > 0 }
+        }
+        #expect(settled, "\(nodes.map(Self.ownedShards))")
+        let devices = (0..<12).map { "watch-\($0)" }
+        for (index, device) in devices.enumerated() {
+            _ = try await clients[index % 3].setRule(device: device, symbol: "CWA", below: nil, above: ExactDecimal(Int64(100)))
+        }
+        let replicated = await Polling.until {
+            for client in clients {
+                for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
+            }
+            return true
+        }
+        #expect(replicated)
+        _ = try await clients[0].publish([Self.tick("CWA", 50)])
+        let below = await Polling.until {
+            for client in clients where (try? await client.prices(symbols: ["CWA"]).first?.price) != V1.Decimal(ExactDecimal(Int64(50))) {
+                return false
+            }
+            return true
+        }
+        #expect(below)
+        // Every device's alerts, on every node.
+        let counts = AlertCounts()
+        var tasks: [Task<Void, Never>] = []
+        for client in clients {
+            for device in devices {
+                tasks.append(Task {
+                    do {
+                        for try await _ in client.streamAlerts(device: device) {
+                            counts.value.withLock { $0[device, default: 0] += 1 }
+                        }
+                    } catch {}
+                })
+            }
+        }
+        defer { tasks.forEach { $0.cancel() } }
+        _ = try await clients[1].publish([Self.tick("CWA", 150)])
+        let fired = await Polling.until(timeout: .seconds(60)) {
+            counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
+        }
+        #expect(fired, "\(counts.value.withLock { $0 })")
+        // A duplicate would come from another node evaluating the same tick at about the same time: watch a while.
+        let duplicated = await Polling.until(timeout: .seconds(3)) {
+            counts.value.withLock { counts in devices.contains { counts[$0, default: 0] > 1 } }
+        }
+        #expect(!duplicated, "\(counts.value.withLock { $0 })")
+    }
+
+    @Test func aNodeThatCannotReachNATSRefusesToStart() throws {
+        let result = try ServerProcess.run([
+            "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
+            "--feed", "none", "--cluster", "nats://127.0.0.1:1",
+        ])
+        #expect(result.status != 0)
+        #expect(result.output.contains("cannot join the cluster"), "\(result.output)")
+    }
+}
