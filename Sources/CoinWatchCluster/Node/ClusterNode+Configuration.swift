@@ -19,8 +19,9 @@ extension ClusterNode {
         public var keyFile: String?
         /// How long a lease lasts without renewal (docs/SCALING.md: the failover window is about this plus 1 s).
         public var leaseTTL: Duration = .seconds(6)
-        /// How often this node writes its entry in the nodes bucket.
-        public var heartbeat: Duration = .seconds(2)
+        /// How often this node writes its entry in the nodes bucket: a third of the lease TTL, so that a node's
+        /// entry (kept for three heartbeats) lapses when its leases do.
+        public var heartbeat: Duration { leaseTTL / 3 }
 
         public init(servers: [String], nodeID: String) {
             self.servers = servers

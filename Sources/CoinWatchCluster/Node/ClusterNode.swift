@@ -37,6 +37,8 @@ public final class ClusterNode: @unchecked Sendable {
     private var leases: LeaseKeeper?
     /// Control thread: the live members as last read from the nodes bucket.
     private var members: [String] = []
+    /// Control thread: owned, assigned and member counts as last logged.
+    private var loggedShards: [Int] = []
     let shards = ClusterShards()
     private var started = false
 
@@ -248,9 +250,25 @@ public final class ClusterNode: @unchecked Sendable {
                 }
             }
         }
+        // Shards taken over: fire what was held back for them over the longest span their previous owner may have
+        // stopped firing before this node could start: its leases and its member entry lapse at most a TTL after
+        // its last write, this node sees that within a heartbeat (TTL/3) and a tick (TTL/12); plus 1 s of slack.
+        var taken = Set<Int>()
+        for case .acquired(let lease) in changes {
+            if let shard = ClusterShards.shard(ofLeaseKey: lease.key) { taken.insert(shard) }
+        }
+        if !taken.isEmpty, let service {
+            let spanMs = configuration.leaseTTL.inMilliseconds * 17 / 12 + 1_000
+            service.alerts.shardsTaken(taken, sinceMs: WallClock.milliseconds() - spanMs)
+        }
         let owned = shards.ownedShards
-        if changes.contains(where: { ClusterShards.shard(ofLeaseKey: $0.key) != nil }) {
-            logger.info("alert shards owned", ["count": "\(owned.count)"])
+        let assigned = members.isEmpty ? 0 : ClusterShards.assigned(to: configuration.nodeID, members: members).count
+        let summary = [owned.count, assigned, members.count]
+        if summary != loggedShards {
+            loggedShards = summary
+            logger.info("alert shards owned", [
+                "count": "\(owned.count)", "assigned": "\(assigned)", "members": "\(members.count)",
+            ])
         }
         statusCell.withLock { status in
             status.runsFeed = runningFeed != nil

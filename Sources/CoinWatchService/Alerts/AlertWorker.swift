@@ -21,6 +21,8 @@ final class AlertWorker: @unchecked Sendable {
         case subscribe(AlertSubscriber)
         case unsubscribe(DeviceID, UInt64)
         case delivered(key: [UInt8], alertID: String)
+        /// Cluster mode: this node took these shards over; fire what it held back for them since `sinceMs`.
+        case shardsTaken(Set<Int>, sinceMs: Int64)
     }
 
     let database: Database
@@ -46,6 +48,10 @@ final class AlertWorker: @unchecked Sendable {
     private let subscriberIDs = Atomic<UInt64>(1)
     private var subscribers: [DeviceID: [UInt64: AlertSubscriber]] = [:]
     private var result = EvaluationResult()
+    /// Cluster mode: alerts this node evaluated but left to another node (the gate said no), newest last, kept
+    /// for `heldBackLimit` entries so a node that takes a shard over can fire what fell in the hand-over.
+    private var heldBack: [(shard: Int, alert: V1.Alert, key: [UInt8], device: DeviceID)] = []
+    static let heldBackLimit = 65_536
     /// Alert-thread state: last prices and clock not yet written (see `commit`).
     private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
     private var unsavedClock = false
@@ -213,6 +219,8 @@ final class AlertWorker: @unchecked Sendable {
             if outboxEntry(key, round)?.id == alertID {
                 round.outbox[key] = .some(nil)
             }
+        case .shardsTaken(let shards, let sinceMs):
+            takeOver(shards, sinceMs: sinceMs, &round)
         }
     }
 
@@ -234,13 +242,15 @@ final class AlertWorker: @unchecked Sendable {
                 round.armDevices.insert(record.device)
             }
             for fired in result.alerts {
+                let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
+                let key = AlertStorage.outboxKey(fired.device, fired.symbol)
                 if let gate, !gate.fires(for: fired.device) {
                     // Another node owns the device's shard and fires it; the arm state changed here all the same.
                     stats.alertsSuppressed.add(1, ordering: .relaxed)
+                    if heldBack.count >= Self.heldBackLimit { heldBack.removeFirst(heldBack.count / 2) }
+                    heldBack.append((AlertShards.shard(of: fired.device), alert, key, fired.device))
                     continue
                 }
-                let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
-                let key = AlertStorage.outboxKey(fired.device, fired.symbol)
                 round.outbox[key] = .some(alert)
                 stats.alertsFired.add(1, ordering: .relaxed)
                 for subscriber in subscribers[fired.device]?.values ?? [:].values {
@@ -248,6 +258,27 @@ final class AlertWorker: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Fires the alerts held back for `shards` since `sinceMs`: the previous owner may have stopped (or died)
+    /// before then, and nobody fired them. Those it did fire in that span are fired twice (same collapse id);
+    /// they are counted as `alertsReplayedOnTakeover`. Older held-back alerts of these shards are dropped.
+    private func takeOver(_ shards: Set<Int>, sinceMs: Int64, _ round: inout Round) {
+        var kept: [(shard: Int, alert: V1.Alert, key: [UInt8], device: DeviceID)] = []
+        for entry in heldBack {
+            guard shards.contains(entry.shard) else {
+                kept.append(entry)
+                continue
+            }
+            guard entry.alert.timeMs >= sinceMs else { continue }
+            round.outbox[entry.key] = .some(entry.alert)
+            stats.alertsFired.add(1, ordering: .relaxed)
+            stats.alertsReplayedOnTakeover.add(1, ordering: .relaxed)
+            for subscriber in subscribers[entry.device]?.values ?? [:].values {
+                round.deliveries.append((subscriber, entry.alert, entry.key))
+            }
+        }
+        heldBack = kept
     }
 
     private func applyRules(device: DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule], _ round: inout Round) {
@@ -383,11 +414,13 @@ final class AlertCounters: Sendable {
     let alertsDelivered = Atomic<Int>(0)
     let subscribers = Atomic<Int>(0)
     let alertsSuppressed = Atomic<Int>(0)
+    let alertsReplayedOnTakeover = Atomic<Int>(0)
 
     var snapshot: AlertStats {
         AlertStats(
             ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
             alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
-            alertsSuppressed: alertsSuppressed.load(ordering: .relaxed))
+            alertsSuppressed: alertsSuppressed.load(ordering: .relaxed),
+            alertsReplayedOnTakeover: alertsReplayedOnTakeover.load(ordering: .relaxed))
     }
 }
