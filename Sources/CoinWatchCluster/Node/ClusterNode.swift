@@ -73,17 +73,20 @@ public final class ClusterNode: @unchecked Sendable {
         }
         jetStream = try JetStream(connection: connection)
         let replicas = configuration.replicas
-        try jetStream.ensureStream(.init(
-            name: ClusterLayout.priceStream, subjects: [ClusterLayout.priceSubjects],
-            maxAgeNs: ClusterLayout.priceStreamMaxAgeNs, replicas: replicas))
-        buckets = Buckets(
-            lastPrices: try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket, replicas: replicas)),
-            settings: try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket, replicas: replicas)),
-            leases: try jetStream.keyValue(.init(
-                name: ClusterLayout.leasesBucket, ttlNs: configuration.leaseTTL.inNanoseconds, replicas: replicas)),
-            alerts: try jetStream.keyValue(.init(name: ClusterLayout.alertsBucket, replicas: replicas)),
-            nodes: try jetStream.keyValue(.init(
-                name: ClusterLayout.nodesBucket, ttlNs: 3 * configuration.heartbeat.inNanoseconds, replicas: replicas)))
+        // A JetStream cluster that is just starting (or electing a leader) answers with timeouts or "not
+        // available" for a few seconds: keep trying, bounded, before giving up on joining.
+        let deadline = MonotonicClock.nanoseconds() + Self.setupPatience.inNanoseconds
+        var prepared: Buckets?
+        while prepared == nil {
+            do throws(ClusterError) {
+                prepared = try Self.prepare(jetStream, configuration)
+            } catch {
+                guard error.code != .invalidArgument, MonotonicClock.nanoseconds() < deadline else { throw error }
+                logger.warning("JetStream not ready; trying again", ["error": error.message])
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 1)
+            }
+        }
+        buckets = prepared!
         statusCell.withLock { status in
             status.nodeID = configuration.nodeID
             status.servers = configuration.servers
@@ -95,6 +98,26 @@ public final class ClusterNode: @unchecked Sendable {
 
     deinit {
         close()
+    }
+
+    /// How long joining waits for JetStream to create or find the streams and buckets.
+    static let setupPatience: Duration = .seconds(60)
+
+    /// Makes sure the price stream and the buckets exist, creating them with this node's replica count when it is
+    /// the first.
+    private static func prepare(_ jetStream: JetStream, _ configuration: Configuration) throws(ClusterError) -> Buckets {
+        let replicas = configuration.replicas
+        try jetStream.ensureStream(.init(
+            name: ClusterLayout.priceStream, subjects: [ClusterLayout.priceSubjects],
+            maxAgeNs: ClusterLayout.priceStreamMaxAgeNs, replicas: replicas))
+        return Buckets(
+            lastPrices: try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket, replicas: replicas)),
+            settings: try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket, replicas: replicas)),
+            leases: try jetStream.keyValue(.init(
+                name: ClusterLayout.leasesBucket, ttlNs: configuration.leaseTTL.inNanoseconds, replicas: replicas)),
+            alerts: try jetStream.keyValue(.init(name: ClusterLayout.alertsBucket, replicas: replicas)),
+            nodes: try jetStream.keyValue(.init(
+                name: ClusterLayout.nodesBucket, ttlNs: 3 * configuration.heartbeat.inNanoseconds, replicas: replicas)))
     }
 
     /// Wires the opened service in: the hub's publishes go to the bus and the bus feeds the hub, after the last
