@@ -57,7 +57,7 @@ public final class NATSCluster: Sendable {
             let before = log.count
             let child = try ServerProcess.spawn(NATSCluster.binary, arguments, log: logPath)
             pid.withLock { $0 = child }
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 let text = String(log.dropFirst(before))
                 if let found = Self.clientPort(in: text) {
@@ -71,8 +71,13 @@ public final class NATSCluster: Sendable {
                 }
                 try await Task.sleep(for: .milliseconds(20))
             }
+            // The deadline may have passed while this task waited for a thread (a busy run): look once more.
+            if let found = Self.clientPort(in: String(log.dropFirst(before))) {
+                clientPort.withLock { $0 = found }
+                return
+            }
             kill()
-            throw ServerProcessError(message: "nats-server \(name) did not listen within 30 s:\n\(log)")
+            throw ServerProcessError(message: "nats-server \(name) did not listen within 60 s:\n\(log)")
         }
 
         /// SIGKILL and reap: a crash.

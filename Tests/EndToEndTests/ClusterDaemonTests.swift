@@ -240,11 +240,11 @@ struct ClusterDaemonTests {
         #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
     }
 
-    @Test func aNodeThatCannotReachNATSRefusesToStart() throws {
-        let result = try ServerProcess.run([
+    @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
+        let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
             "--feed", "none", "--cluster", "nats://127.0.0.1:1",
-        ])
+        ]) }
         #expect(result.status != 0)
         #expect(result.output.contains("cannot join the cluster"), "\(result.output)")
     }

@@ -8,7 +8,8 @@ import Synchronization
 import Testing
 
 /// The price bus between in-process nodes (each its own NATS connection and hub) on one nats-server.
-@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"))
+/// nats.c calls block, so nodes are started and stopped on threads of their own (`onOwnThread`).
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"), .serialized)
 struct ClusterPriceBusTests {
     /// One node: its connection, its hub (whose alert hook records every tick it applies) and its bus.
     final class Node: Sendable {
@@ -51,7 +52,8 @@ struct ClusterPriceBusTests {
 
     @Test func aTickPublishedOnOneNodeReachesEveryNodeOnceInOrder() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        let nodes = try (0..<3).map { _ in try Node(nats.urls) }
+        let urls = nats.urls
+        let nodes = try await onOwnThread { try (0..<3).map { _ in try Node(urls) } }
         defer { nodes.forEach { $0.stop() } }
         // Published on node 0 only: every node, node 0 included, applies each tick exactly once, in order.
         for price in 1...200 {
@@ -76,16 +78,17 @@ struct ClusterPriceBusTests {
 
     @Test func aNodeThatStartsLaterServesTheLastPrices() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        let first = try Node(nats.urls)
+        let urls = nats.urls
+        let first = try await onOwnThread { try Node(urls) }
         defer { first.stop() }
         first.hub.publish([Self.tick(10, "BTC"), Self.tick(20, "ETH"), Self.tick(11, "BTC")])
         let arrived = await Polling.until { first.prices.count == 3 }
         #expect(arrived)
         // The bucket write follows the publish on the same thread: wait until it is readable.
-        let bucket = try first.jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket))
-        let stored = await Polling.until { (try? bucket.entries().count) == 2 }
+        let bucket = try await onOwnThread { try first.jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket)) }
+        let stored = await Polling.until { (try? await onOwnThread { try bucket.entries().count }) == 2 }
         #expect(stored)
-        let late = try Node(nats.urls)
+        let late = try await onOwnThread { try Node(urls) }
         defer { late.stop() }
         #expect(late.hub.latestPrice(of: try Symbol(validating: "BTC"))?.price == ExactDecimal(Int64(11)))
         #expect(late.hub.latestPrice(of: try Symbol(validating: "ETH"))?.price == ExactDecimal(Int64(20)))

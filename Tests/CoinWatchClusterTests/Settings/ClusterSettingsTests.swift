@@ -10,7 +10,8 @@ import Foundation
 import Testing
 
 /// Settings replicated through the settings bucket between in-process nodes, each with its own LevelDB and store.
-@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"))
+/// nats.c calls block, so nodes are started and stopped on threads of their own (`onOwnThread`).
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"), .serialized)
 struct ClusterSettingsTests {
     final class Node: Sendable {
         let directory: TemporaryDirectory
@@ -53,7 +54,8 @@ struct ClusterSettingsTests {
 
     @Test func aSaveOnOneNodeIsReadableOnTheOthers() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        let nodes = try (0..<3).map { _ in try Node(nats.urls) }
+        let urls = nats.urls
+        let nodes = try await onOwnThread { try (0..<3).map { _ in try Node(urls) } }
         defer { nodes.forEach { $0.stop() } }
         let saved = try await nodes[0].store.save(Self.save("phone-1", "BTC", above: 100))
         #expect(saved.version == 1)
@@ -75,7 +77,8 @@ struct ClusterSettingsTests {
 
     @Test func twoNodesSavingFromTheSameVersionCannotBothSucceed() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        let nodes = try (0..<2).map { _ in try Node(nats.urls) }
+        let urls = nats.urls
+        let nodes = try await onOwnThread { try (0..<2).map { _ in try Node(urls) } }
         defer { nodes.forEach { $0.stop() } }
         _ = try await nodes[0].store.save(Self.save("phone-2", "BTC", above: 1))
         for round in 1...10 {
@@ -107,13 +110,14 @@ struct ClusterSettingsTests {
 
     @Test func aNodeThatStartsLaterReadsEverySavedDevice() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        let first = try Node(nats.urls)
+        let urls = nats.urls
+        let first = try await onOwnThread { try Node(urls) }
         defer { first.stop() }
         for index in 0..<50 {
             _ = try await first.store.save(Self.save("phone-\(index)", "BTC", above: Int64(index + 1)))
         }
         _ = try await first.store.save(Self.save("phone-0", "ETH", above: 1))
-        let late = try Node(nats.urls)
+        let late = try await onOwnThread { try Node(urls) }
         defer { late.stop() }
         let caughtUp = await Polling.until { (0..<50).allSatisfy { late.version("phone-\($0)") >= 1 } && late.version("phone-0") == 2 }
         #expect(caughtUp)
