@@ -60,7 +60,12 @@ extension CoinWatchClient {
 
     /// Whether the server is serving.
     public func health(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse.ServingStatus {
-        try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout).status
+        try await healthCheck(timeout: timeout).status
+    }
+
+    /// The server's whole health answer: whether it is serving and, for a cluster node, its cluster state.
+    public func healthCheck(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse {
+        try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout)
     }
 
     /// Live prices: the current price of each symbol first, then updates.

@@ -142,6 +142,19 @@ struct ClusterDaemonTests {
         defer { clients.forEach { $0.close() } }
         let settled = await Polling.until(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
         #expect(settled, "\(nodes.map(Self.shards))")
+        // Health says the same: each node names itself and every member, and the shards are split without overlap.
+        var union: UInt64 = 0
+        var overlap: UInt64 = 0
+        for (client, name) in zip(clients, ["a", "b", "c"]) {
+            let cluster = try #require(try await client.healthCheck().cluster)
+            #expect(cluster.nodeID == name)
+            #expect(cluster.natsState == "connected")
+            #expect(cluster.members == ["a", "b", "c"])
+            #expect(cluster.leases.filter { $0.key.hasPrefix("shard.") }.count == cluster.ownedShards.nonzeroBitCount)
+            overlap |= union & cluster.ownedShards
+            union |= cluster.ownedShards
+        }
+        #expect(union == UInt64.max && overlap == 0)
         let devices = (0..<12).map { "watch-\($0)" }
         for (index, device) in devices.enumerated() {
             _ = try await clients[index % 3].setRule(device: device, symbol: "CWA", below: nil, above: ExactDecimal(Int64(100)))

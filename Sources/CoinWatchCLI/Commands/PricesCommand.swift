@@ -51,18 +51,23 @@ enum HealthCommand {
     static func run(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         try usage(CommandCatalog.health) { () throws(UsageError) in _ = try ArgumentReaders.exactly([], in: parsed) }
         let session = context.session
-        let (status, name, version) = try context.run { () throws(CLIError) in
+        let (response, name, version) = try context.run { () throws(CLIError) in
             let connection = try await session.connect()
             do throws(RPCError) {
-                let status = try await session.client.health()
-                return (status, connection.welcome.serverName, connection.welcome.serverVersion)
+                let response = try await session.client.healthCheck()
+                return (response, connection.welcome.serverName, connection.welcome.serverVersion)
             } catch {
                 throw CLIError(error)
             }
         }
-        context.emit(
-            Presenter.healthText(status: status, address: session.address, serverName: name, serverVersion: version),
-            json: Presenter.healthJSON(status: status, address: session.address, serverName: name, serverVersion: version))
+        let status = response.status
+        var text = Presenter.healthText(status: status, address: session.address, serverName: name, serverVersion: version)
+        var json = Presenter.healthJSON(status: status, address: session.address, serverName: name, serverVersion: version)
+        if let cluster = response.cluster {
+            text += Presenter.clusterText(cluster)
+            json.object("cluster", Presenter.clusterJSON(cluster))
+        }
+        context.emit(text, json: json)
         return status == .serving ? ExitStatus.ok : ExitStatus.rpcError
     }
 }

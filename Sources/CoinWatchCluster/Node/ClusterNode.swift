@@ -1,6 +1,7 @@
 public import CoinWatchLogging
 public import CoinWatchService
 import CoinWatchCore
+import CoinWatchProto
 import CoinWatchRPC
 import Dispatch
 import Synchronization
@@ -137,6 +138,7 @@ public final class ClusterNode: @unchecked Sendable {
         try settings.start()
         self.settings = settings
         service.alerts.fireOnly(where: shards)
+        service.health.reportCluster { [weak self] in self?.status.health ?? V1.ClusterHealth() }
     }
 
     /// Starts the control thread: leases (the feed's), this node's entry in the nodes bucket, connection events.

@@ -272,6 +272,44 @@ extension V1.HealthCheckResponse: RandomMessage {
     static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
         var m = Self()
         m.status = g.enumValue(V1.HealthCheckResponse.ServingStatus.knownValues, filled: filled)
+        m.cluster = g.optional(filled: filled) { g, filled in
+            V1.ClusterHealth.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        return m
+    }
+}
+
+extension V1.ClusterHealth: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.nodeID = g.string(filled: filled)
+        m.natsState = g.string(filled: filled)
+        m.natsServer = g.string(filled: filled)
+        m.members = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
+        m.ownedShards = g.integer(filled: filled)
+        m.runsFeed = g.bool(filled: filled)
+        m.leases = g.array(filled: filled) { g, filled in
+            V1.ClusterLease.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        m.settingsRevision = g.integer(filled: filled)
+        m.settingsLag = g.integer(filled: filled)
+        return m
+    }
+}
+
+extension V1.ClusterLease: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.key = g.string(filled: filled)
+        m.ageMs = g.integer(filled: filled)
+        m.validForMs = g.integer(filled: filled)
+        m.token = g.integer(filled: filled)
         return m
     }
 }
