@@ -22,6 +22,8 @@ public final class CoinWatchClient: Sendable {
     private let current = Mutex<RPCClientConnection?>(nil)
     /// Serialises connection attempts so concurrent first calls share one connection.
     private let connecting = ConnectGate()
+    /// The index in `configuration.servers` of the server that answered last.
+    private let preferred = Mutex(0)
 
     /// Creates a client; nothing connects until the first call (or `connect()`).
     public init(configuration: Configuration) {
@@ -69,8 +71,27 @@ public final class CoinWatchClient: Sendable {
             options.connectTimeout = self.configuration.connectTimeout
             options.keepaliveInterval = self.configuration.keepaliveInterval
             options.keepaliveTimeout = self.configuration.keepaliveTimeout
-            let connection = try await RPCClientConnection.connect(
-                host: self.configuration.host, port: self.configuration.port, on: try self.eventLoop(), options: options)
+            let servers = self.configuration.servers
+            let first = self.preferred.withLock { $0 } % servers.count
+            var connection: RPCClientConnection?
+            var failure: RPCError?
+            // The server that answered last first, then the others in order.
+            for offset in 0..<servers.count {
+                let index = (first + offset) % servers.count
+                do throws(RPCError) {
+                    connection = try await RPCClientConnection.connect(
+                        host: servers[index].host, port: servers[index].port, on: try self.eventLoop(), options: options)
+                    self.preferred.withLock { $0 = index }
+                    break
+                } catch {
+                    // Another server may answer; a refused handshake (bad token) would be refused there too.
+                    guard error.code == .unavailable || error.code == .deadlineExceeded else { throw error }
+                    failure = error
+                }
+            }
+            guard let connection else {
+                throw failure ?? RPCError(code: .unavailable, message: "no server to connect to")
+            }
             let previous = self.current.withLock { current in
                 defer { current = connection }
                 return current

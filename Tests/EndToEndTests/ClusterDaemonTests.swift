@@ -253,6 +253,28 @@ struct ClusterDaemonTests {
         #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
     }
 
+    @Test func aClientGivenSeveralNodesMovesToAnotherWhenOneGoesAway() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        let b = try await Self.startNode(nats, "b")
+        // A port nothing listens on first: the client skips it.
+        let dead = try await ServerProcess.start()
+        let deadAddress = dead.address
+        dead.stop()
+        let client = CoinWatchClient(configuration: try .init(address: "\(deadAddress),\(a.address),\(b.address)"))
+        defer { client.close() }
+        let saved = try await client.setRule(device: "roamer", symbol: "BTC", below: ExactDecimal(Int64(5)), above: nil)
+        #expect(try await client.healthCheck().cluster?.nodeID == "a")
+        // Node a dies: the next call connects to b, where the save is readable.
+        a.crash()
+        let moved = await Polling.until {
+            (try? await client.healthCheck(timeout: .seconds(5)).cluster?.nodeID) == "b"
+        }
+        #expect(moved)
+        let read = await Polling.until { (try? await client.settings(device: "roamer").version) == saved.version }
+        #expect(read)
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
