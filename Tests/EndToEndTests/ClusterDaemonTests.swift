@@ -114,6 +114,24 @@ struct ClusterDaemonTests {
         let value = Mutex<[String: Int]>([:])
     }
 
+    /// A StreamAlerts call per device on each of `clients`, counting the alerts each device receives in all.
+    static func followAlerts(_ clients: [CoinWatchClient], _ devices: [String]) -> (AlertCounts, [Task<Void, Never>]) {
+        let counts = AlertCounts()
+        var tasks: [Task<Void, Never>] = []
+        for client in clients {
+            for device in devices {
+                tasks.append(Task {
+                    do {
+                        for try await _ in client.streamAlerts(device: device) {
+                            counts.value.withLock { $0[device, default: 0] += 1 }
+                        }
+                    } catch {}
+                })
+            }
+        }
+        return (counts, tasks)
+    }
+
     /// What a node last said of its alert shards: "alert shards owned count=N assigned=M members=K".
     static func shards(_ server: ServerProcess) -> (owned: Int, assigned: Int, members: Int) {
         guard let line = server.log.split(separator: "\n").last(where: { $0.contains("alert shards owned") }) else {
@@ -175,19 +193,7 @@ struct ClusterDaemonTests {
         }
         #expect(below)
         // Every device's alerts, on every node.
-        let counts = AlertCounts()
-        var tasks: [Task<Void, Never>] = []
-        for client in clients {
-            for device in devices {
-                tasks.append(Task {
-                    do {
-                        for try await _ in client.streamAlerts(device: device) {
-                            counts.value.withLock { $0[device, default: 0] += 1 }
-                        }
-                    } catch {}
-                })
-            }
-        }
+        let (counts, tasks) = Self.followAlerts(clients, devices)
         defer { tasks.forEach { $0.cancel() } }
         _ = try await clients[1].publish([Self.tick("CWA", 150)])
         let fired = await Polling.until(timeout: .seconds(60)) {
@@ -225,19 +231,7 @@ struct ClusterDaemonTests {
         #expect(ready)
         // Node c dies with its shards; the crossing comes at once, before anyone could take them over.
         nodes[2].crash()
-        let counts = AlertCounts()
-        var tasks: [Task<Void, Never>] = []
-        for client in clients[..<2] {
-            for device in devices {
-                tasks.append(Task {
-                    do {
-                        for try await _ in client.streamAlerts(device: device) {
-                            counts.value.withLock { $0[device, default: 0] += 1 }
-                        }
-                    } catch {}
-                })
-            }
-        }
+        let (counts, tasks) = Self.followAlerts(Array(clients[..<2]), devices)
         defer { tasks.forEach { $0.cancel() } }
         _ = try await clients[1].publish([Self.tick("CWF", 150)])
         // Every device's alert arrives: those of c's shards once a or b took them over (documented window:
