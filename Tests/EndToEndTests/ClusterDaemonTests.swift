@@ -269,6 +269,63 @@ struct ClusterDaemonTests {
         #expect(read)
     }
 
+    /// Saves `device` (its BTC rule below `price`) until one is acknowledged: while a NATS server is down its
+    /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried.
+    static func saveRetrying(_ client: CoinWatchClient, _ device: String, _ price: Int64) async -> V1.Settings? {
+        var saved: V1.Settings?
+        _ = await Polling.until(timeout: .seconds(60), interval: .milliseconds(200)) {
+            saved = try? await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(price), above: nil)
+            return saved != nil
+        }
+        return saved
+    }
+
+    @Test func losingOneNATSServerOfThreeLosesNothing() async throws {
+        let nats = try await NATSCluster.start(servers: 3)
+        func node(_ name: String) async throws -> ServerProcess {
+            try await ServerProcess.start(arguments: [
+                "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--cluster-replicas", "3",
+            ])
+        }
+        let a = try await node("a")
+        let b = try await node("b")
+        let clients = [a, b].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        var acknowledged: [String: UInt64] = [:]
+        for index in 0..<10 {
+            let saved = await Self.saveRetrying(clients[index % 2], "r3-\(index)", Int64(index + 1))
+            acknowledged["r3-\(index)"] = saved?.version
+        }
+        #expect(acknowledged.values.count == 10)
+        // One server of three dies (the one either node may be connected to): a quorum remains.
+        nats.servers[0].kill()
+        for index in 10..<20 {
+            let saved = await Self.saveRetrying(clients[index % 2], "r3-\(index)", Int64(index + 1))
+            acknowledged["r3-\(index)"] = saved?.version
+        }
+        #expect(acknowledged.count == 20 && acknowledged.values.allSatisfy { $0 == 1 }, "\(acknowledged)")
+        _ = try? await clients[0].publish([Self.tick("CWR", 7)])
+        let priced = await Polling.until(timeout: .seconds(60)) {
+            (try? await clients[1].prices(symbols: ["CWR"]).first?.price) == V1.Decimal(ExactDecimal(Int64(7)))
+        }
+        #expect(priced)
+        // Restarted, it rejoins (JetStream catches it up); every acknowledged save is readable on both nodes.
+        try await nats.servers[0].start()
+        let second = await Self.saveRetrying(clients[1], "r3-0", 100)
+        #expect(second?.version == 2)
+        let everywhere = await Polling.until(timeout: .seconds(60)) {
+            for client in clients {
+                for (device, version) in acknowledged {
+                    guard let stored = try? await client.settings(device: device).version, stored >= version else {
+                        return false
+                    }
+                }
+            }
+            return true
+        }
+        #expect(everywhere)
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
