@@ -326,6 +326,45 @@ struct ClusterDaemonTests {
         #expect(everywhere)
     }
 
+    @Test func theLiveFeedRunsOnOneNodeAndMovesWhenItDies() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        var nodes: [ServerProcess] = []
+        for name in ["a", "b"] {
+            nodes.append(try await ServerProcess.start(arguments: [
+                "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--feed", "sim",
+            ]))
+        }
+        let clients = nodes.map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        func runners() async -> [Bool]? {
+            var result: [Bool] = []
+            for client in clients {
+                guard let cluster = try? await client.healthCheck(timeout: .seconds(5)).cluster else { return nil }
+                result.append(cluster.runsFeed)
+            }
+            return result
+        }
+        let one = await Polling.until(timeout: .seconds(60)) { await runners()?.filter { $0 }.count == 1 }
+        #expect(one)
+        let runner = try #require(await runners()?.firstIndex(of: true))
+        let other = 1 - runner
+        // The feed's ticks reach the node that does not run it.
+        let flowing = await Polling.until(timeout: .seconds(60)) {
+            (try? await clients[other].prices().isEmpty) == false
+        }
+        #expect(flowing)
+        nodes[runner].crash()
+        let movedOver = await Polling.until(timeout: .seconds(60)) {
+            (try? await clients[other].healthCheck(timeout: .seconds(5)).cluster?.runsFeed) == true
+        }
+        #expect(movedOver)
+        let before = try await clients[other].prices().map(\.timeMs).max() ?? 0
+        let fresh = await Polling.until(timeout: .seconds(60)) {
+            ((try? await clients[other].prices().map(\.timeMs).max()) ?? 0) > before
+        }
+        #expect(fresh)
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
