@@ -34,13 +34,19 @@ struct BenchOptions {
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
+        OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
+        OptionSpec("plain", .flag, help: "Feeds mode: ws:// instead of wss:// (no TLS)."),
+        OptionSpec("coinwatchd", .value(placeholder: "PATH"), help: "Feeds mode: the coinwatchd to run (default: beside this tool)."),
+        OptionSpec("python", .value(placeholder: "PATH"), help: "Feeds mode: the test venv's python (default .build/venv/bin/python)."),
+        OptionSpec("fake-exchange", .value(placeholder: "PATH"),
+                   help: "Feeds mode: the fake exchange script (default scripts/feeds/fake_exchange.py)."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -52,11 +58,18 @@ struct BenchOptions {
                       resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
+              feeds   coinwatchd (started here) with a live venue against a local fake exchange: ingest rate
+                      over wss:// beside --feed replay:…@max; send-to-StreamPrices latency at --rate (default
+                      1,000/s) beside PublishPrices; resident memory under a 100 MiB message and endless
+                      continuation frames. Run from the repository root after scripts/python-env.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
               unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
+              feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, latency_live_p50_ms,
+                      latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
+                      memory_huge_growth_bytes, memory_endless_growth_bytes
             """)])
 
     var host: String

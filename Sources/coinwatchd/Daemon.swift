@@ -1,5 +1,6 @@
 import CoinWatchCluster
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchRPC
@@ -36,7 +37,11 @@ struct Daemon {
         }
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+            let feed = options.feed
+            let feedConfiguration = options.feedConfiguration
+            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
+                try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+            }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -53,7 +58,7 @@ struct Daemon {
         }
         if let cluster {
             do {
-                try attach(cluster, to: service)
+                try attach(cluster, to: service, logger: logger)
             } catch {
                 cluster.close()
                 service.close()
@@ -108,7 +113,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         // In a cluster the feed runs on the node holding its lease, started by the cluster node.
@@ -117,11 +121,14 @@ struct Daemon {
     }
 
     /// Puts the opened service on the cluster: the price bus, and the feed behind its lease.
-    func attach(_ cluster: ClusterNode, to service: CoinWatchService) throws(ClusterError) {
+    func attach(_ cluster: ClusterNode, to service: CoinWatchService, logger: Logger) throws(ClusterError) {
         let spec = options.feed
+        let feedConfiguration = options.feedConfiguration
         let hub = service.hub
-        let feedName = (try? FeedSpec(parsing: spec)) == FeedSpec.none ? "" : spec
-        try cluster.attach(service, feedName: feedName) { try FeedSpec(parsing: spec).makeFeed(hub: hub) }
+        let feedName = spec.sources.isEmpty ? "" : spec.description
+        try cluster.attach(service, feedName: feedName) {
+            try spec.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+        }
     }
 
     static func openStore(_ directory: String) throws(StoreError) -> Database {

@@ -1,17 +1,30 @@
-/// Waiting for a condition the way tests on a busy machine must: bounded polling, never a fixed sleep as
-/// synchronisation.
+import Foundation
+
+/// Waiting for a condition in tests: bounded polling instead of sleeps, so a busy machine only makes a test slower,
+/// never wrong. The deadlines are generous on purpose; a passing test returns as soon as its condition holds.
 public enum Polling {
-    /// Polls `condition` every `interval` until it holds; false when it did not hold within `timeout` (generous by
-    /// default: the machine may be busy).
-    public static func until(
-        timeout: Duration = .seconds(30), interval: Duration = .milliseconds(20),
-        _ condition: () async throws -> Bool
-    ) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
+    /// Polls `condition` every `interval` (2 ms unless a condition is costly, such as a call that retries a write)
+    /// until it holds or `timeout` passes; returns the last answer.
+    public static func eventually(
+        timeout: Duration = .seconds(20), interval: Duration = .milliseconds(2), _ condition: () async -> Bool
+    ) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if await condition() { return true }
             try? await Task.sleep(for: interval)
         }
-        return try await condition()
+        return await condition()
+    }
+
+    /// `eventually` for synchronous tests: polls every 2 ms, up to `timeout`.
+    public static func eventuallySync(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if condition() { return true }
+            usleep(2_000)
+        }
+        return condition()
     }
 }

@@ -58,12 +58,12 @@ struct ClusterDaemonTests {
         let streams = clients[1...].map { Self.follow($0, "CWX") }
         defer { streams.forEach { $0.1.cancel() } }
         _ = try await clients[0].publish([Self.tick("CWX", 1)])
-        let first = await Polling.until { streams.allSatisfy { $0.0.prices.contains("1") } }
+        let first = await Polling.eventually { streams.allSatisfy { $0.0.prices.contains("1") } }
         #expect(first)
         for price in Int64(2)...100 {
             _ = try await clients[0].publish([Self.tick("CWX", price)])
         }
-        let last = await Polling.until { streams.allSatisfy { $0.0.prices.last == "100" } }
+        let last = await Polling.eventually { streams.allSatisfy { $0.0.prices.last == "100" } }
         #expect(last)
         for (updates, _) in streams {
             let prices = updates.prices.compactMap { Int($0) }
@@ -87,10 +87,10 @@ struct ClusterDaemonTests {
         defer { clients.forEach { $0.close() } }
         let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
         #expect(saved.version == 1)
-        let readable = await Polling.until { (try? await clients[1].settings(device: "phone-1").version) == 1 }
+        let readable = await Polling.eventually { (try? await clients[1].settings(device: "phone-1").version) == 1 }
         #expect(readable)
         for version in UInt64(1)...5 {
-            let known = await Polling.until { (try? await clients[1].settings(device: "phone-1").version) == version }
+            let known = await Polling.eventually { (try? await clients[1].settings(device: "phone-1").version) == version }
             #expect(known)
             async let left = Self.outcome(clients[0], "BTC", expecting: version)
             async let right = Self.outcome(clients[1], "ETH", expecting: version)
@@ -158,7 +158,7 @@ struct ClusterDaemonTests {
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
         defer { clients.forEach { $0.close() } }
-        let settled = await Polling.until(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
+        let settled = await Polling.eventually(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
         #expect(settled, "\(nodes.map(Self.shards))")
         // Health says the same: each node names itself and every member, and the shards are split without overlap.
         var union: UInt64 = 0
@@ -177,7 +177,7 @@ struct ClusterDaemonTests {
         for (index, device) in devices.enumerated() {
             _ = try await clients[index % 3].setRule(device: device, symbol: "CWA", below: nil, above: ExactDecimal(Int64(100)))
         }
-        let replicated = await Polling.until {
+        let replicated = await Polling.eventually {
             for client in clients {
                 for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
             }
@@ -185,7 +185,7 @@ struct ClusterDaemonTests {
         }
         #expect(replicated)
         _ = try await clients[0].publish([Self.tick("CWA", 50)])
-        let below = await Polling.until {
+        let below = await Polling.eventually {
             for client in clients where (try? await client.prices(symbols: ["CWA"]).first?.price) != V1.Decimal(ExactDecimal(Int64(50))) {
                 return false
             }
@@ -196,12 +196,12 @@ struct ClusterDaemonTests {
         let (counts, tasks) = Self.followAlerts(clients, devices)
         defer { tasks.forEach { $0.cancel() } }
         _ = try await clients[1].publish([Self.tick("CWA", 150)])
-        let fired = await Polling.until(timeout: .seconds(60)) {
+        let fired = await Polling.eventually(timeout: .seconds(60)) {
             counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
         }
         #expect(fired, "\(counts.value.withLock { $0 })")
         // A duplicate would come from another node evaluating the same tick at about the same time: watch a while.
-        let duplicated = await Polling.until(timeout: .seconds(3)) {
+        let duplicated = await Polling.eventually(timeout: .seconds(3)) {
             counts.value.withLock { counts in devices.contains { counts[$0, default: 0] > 1 } }
         }
         #expect(!duplicated, "\(counts.value.withLock { $0 })")
@@ -213,14 +213,14 @@ struct ClusterDaemonTests {
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
         defer { clients.forEach { $0.close() } }
-        let settled = await Polling.until(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
+        let settled = await Polling.eventually(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
         #expect(settled, "\(nodes.map(Self.shards))")
         let devices = (0..<12).map { "failover-\($0)" }
         for device in devices {
             _ = try await clients[0].setRule(device: device, symbol: "CWF", below: nil, above: ExactDecimal(Int64(100)))
         }
         _ = try await clients[0].publish([Self.tick("CWF", 50)])
-        let ready = await Polling.until {
+        let ready = await Polling.eventually {
             for client in clients {
                 guard (try? await client.prices(symbols: ["CWF"]).first?.price) == V1.Decimal(ExactDecimal(Int64(50)))
                 else { return false }
@@ -236,12 +236,12 @@ struct ClusterDaemonTests {
         _ = try await clients[1].publish([Self.tick("CWF", 150)])
         // Every device's alert arrives: those of c's shards once a or b took them over (documented window:
         // about lease TTL + a heartbeat; 2 s + 0.7 s here), fired from what they held back.
-        let fired = await Polling.until(timeout: .seconds(60)) {
+        let fired = await Polling.eventually(timeout: .seconds(60)) {
             counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
         }
         #expect(fired, "\(counts.value.withLock { $0 })")
         let survivors = Array(nodes[..<2])
-        let tookOver = await Polling.until(timeout: .seconds(60)) { Self.shardsSettled(survivors) }
+        let tookOver = await Polling.eventually(timeout: .seconds(60)) { Self.shardsSettled(survivors) }
         #expect(tookOver, "\(survivors.map(Self.shards))")
         // At most the documented duplicate: one extra delivery of a crossing inside the window.
         #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
@@ -261,11 +261,11 @@ struct ClusterDaemonTests {
         #expect(try await client.healthCheck().cluster?.nodeID == "a")
         // Node a dies: the next call connects to b, where the save is readable.
         a.crash()
-        let moved = await Polling.until {
+        let moved = await Polling.eventually {
             (try? await client.healthCheck(timeout: .seconds(5)).cluster?.nodeID) == "b"
         }
         #expect(moved)
-        let read = await Polling.until { (try? await client.settings(device: "roamer").version) == saved.version }
+        let read = await Polling.eventually { (try? await client.settings(device: "roamer").version) == saved.version }
         #expect(read)
     }
 
@@ -273,7 +273,7 @@ struct ClusterDaemonTests {
     /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried.
     static func saveRetrying(_ client: CoinWatchClient, _ device: String, _ price: Int64) async -> V1.Settings? {
         var saved: V1.Settings?
-        _ = await Polling.until(timeout: .seconds(60), interval: .milliseconds(200)) {
+        _ = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
             saved = try? await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(price), above: nil)
             return saved != nil
         }
@@ -305,7 +305,7 @@ struct ClusterDaemonTests {
         }
         #expect(acknowledged.count == 20 && acknowledged.values.allSatisfy { $0 == 1 }, "\(acknowledged)")
         _ = try? await clients[0].publish([Self.tick("CWR", 7)])
-        let priced = await Polling.until(timeout: .seconds(60)) {
+        let priced = await Polling.eventually(timeout: .seconds(60)) {
             (try? await clients[1].prices(symbols: ["CWR"]).first?.price) == V1.Decimal(ExactDecimal(Int64(7)))
         }
         #expect(priced)
@@ -313,7 +313,7 @@ struct ClusterDaemonTests {
         try await nats.servers[0].start()
         let second = await Self.saveRetrying(clients[1], "r3-0", 100)
         #expect(second?.version == 2)
-        let everywhere = await Polling.until(timeout: .seconds(60)) {
+        let everywhere = await Polling.eventually(timeout: .seconds(60)) {
             for client in clients {
                 for (device, version) in acknowledged {
                     guard let stored = try? await client.settings(device: device).version, stored >= version else {
@@ -344,22 +344,22 @@ struct ClusterDaemonTests {
             }
             return result
         }
-        let one = await Polling.until(timeout: .seconds(60)) { await runners()?.filter { $0 }.count == 1 }
+        let one = await Polling.eventually(timeout: .seconds(60)) { await runners()?.filter { $0 }.count == 1 }
         #expect(one)
         let runner = try #require(await runners()?.firstIndex(of: true))
         let other = 1 - runner
         // The feed's ticks reach the node that does not run it.
-        let flowing = await Polling.until(timeout: .seconds(60)) {
+        let flowing = await Polling.eventually(timeout: .seconds(60)) {
             (try? await clients[other].prices().isEmpty) == false
         }
         #expect(flowing)
         nodes[runner].crash()
-        let movedOver = await Polling.until(timeout: .seconds(60)) {
+        let movedOver = await Polling.eventually(timeout: .seconds(60)) {
             (try? await clients[other].healthCheck(timeout: .seconds(5)).cluster?.runsFeed) == true
         }
         #expect(movedOver)
         let before = try await clients[other].prices().map(\.timeMs).max() ?? 0
-        let fresh = await Polling.until(timeout: .seconds(60)) {
+        let fresh = await Polling.eventually(timeout: .seconds(60)) {
             ((try? await clients[other].prices().map(\.timeMs).max()) ?? 0) > before
         }
         #expect(fresh)

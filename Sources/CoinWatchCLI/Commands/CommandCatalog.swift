@@ -91,8 +91,10 @@ enum CommandCatalog {
 
     static let health = CommandSpec(
         ["health"],
-        summary: "Check that the server is serving.",
-        details: "Asks the server whether it is serving. Exits 0 when it is SERVING, 1 otherwise.",
+        summary: "Check that the server is serving, and its price sources.",
+        details: "Asks the server whether it is serving, and shows each price source: connected or not, its last "
+            + "message's age, messages per second, reconnects, gaps and rejected messages. Exits 0 when it is "
+            + "SERVING, 1 otherwise.",
         examples: ["coinwatch health"])
 
     static let shell = CommandSpec(
@@ -180,13 +182,16 @@ enum CommandCatalog {
                                "rules": {SYMBOL: {"below", "above"}}}
             settings delete   {"device_id", "existed"}
             prices            {"prices": [{"symbol", "price", "time_ms"}]}
-            watch             {"symbol", "price", "source_time_ms", "sequence"}
+            watch             {"symbol", "price", "source_time_ms", "sequence", "stale" (only when true),
+                               "sources" (only when counted)}
             publish           {"accepted"}
             alerts            {"id", "device_id", "symbol", "direction" ("above"|"below"), "threshold",
                                "price", "time_ms", "idempotency_key", "push_interest", "apns_collapse_id",
                                "apns_payload_json"}
             health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
-                               "server_version"}
+                               "server_version", "feeds": [{"name", "connected", "last_message_age_ms",
+                               "messages_per_second", "messages", "reconnects", "gaps", "rejected_messages",
+                               "last_error"}]}
         """
 
     static let exitSection = """

@@ -61,8 +61,10 @@ enum HealthCommand {
             }
         }
         let status = response.status
-        var text = Presenter.healthText(status: status, address: session.address, serverName: name, serverVersion: version)
-        var json = Presenter.healthJSON(status: status, address: session.address, serverName: name, serverVersion: version)
+        var text = Presenter.healthText(
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
+        var json = Presenter.healthJSON(
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
         if let cluster = response.cluster {
             text += Presenter.clusterText(cluster)
             json.object("cluster", Presenter.clusterJSON(cluster))

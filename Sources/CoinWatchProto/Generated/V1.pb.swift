@@ -28,6 +28,7 @@ public enum V1 {
         V1.Alert.self,
         V1.HealthCheckRequest.self,
         V1.HealthCheckResponse.self,
+        V1.FeedSourceHealth.self,
         V1.ClusterHealth.self,
         V1.ClusterLease.self,
         V1.Frame.self,

@@ -108,6 +108,8 @@ public struct AlertStats: Sendable, Hashable {
     public var alertsFired: Int
     public var alertsDelivered: Int
     public var subscribers: Int
+    /// Armed sides a price after a stale period reached without firing.
+    public var crossingsSuppressed: Int
     /// Alerts that fired here while another node owned the device's shard (cluster mode): fired there instead.
     public var alertsSuppressed: Int = 0
     /// Held-back alerts fired when this node took their shard over (some may have been fired by the old owner).

@@ -1,10 +1,12 @@
 public import CoinWatchProto
 import Synchronization
 
-/// Whether the service is serving: false until the store is open and the feed runs, false again once it is closing.
-/// Answered by `Health/Check` (see `HealthState+Methods`), with the node's cluster state in cluster mode.
+/// Whether the service is serving: false until the store is open and the feed runs, false again once it is closing;
+/// the state of each price source; and in cluster mode the node's cluster state. Answered by `Health/Check` (see
+/// `HealthState+Methods`).
 public final class HealthState: Sendable {
     private let serving = Atomic<Bool>(false)
+    private let feedSources = Mutex<(@Sendable () -> [PriceSourceStats])?>(nil)
     private let clusterReport = Mutex<(@Sendable () -> V1.ClusterHealth)?>(nil)
 
     public init() {}
@@ -12,6 +14,17 @@ public final class HealthState: Sendable {
     public func setServing(_ value: Bool) { serving.store(value, ordering: .releasing) }
 
     public var isServing: Bool { serving.load(ordering: .acquiring) }
+
+    /// Where the per-source feed state comes from (the service sets it to its feed's `sourceStats`).
+    public func reportFeedSources(_ sources: @escaping @Sendable () -> [PriceSourceStats]) {
+        feedSources.withLock { $0 = sources }
+    }
+
+    /// The state of each price source now.
+    public var feedSourceStats: [PriceSourceStats] {
+        let sources = feedSources.withLock { $0 }
+        return sources?() ?? []
+    }
 
     /// Cluster mode: `Health/Check` answers with what `report` says (called on the event loop that answers: it
     /// must only read state, never wait).

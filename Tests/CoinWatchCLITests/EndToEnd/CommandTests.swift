@@ -122,7 +122,8 @@ struct CommandTests {
         #expect(object["status"] as? String == "SERVING")
         #expect(object["server"] as? String == server.address)
         #expect(object["server_name"] as? String == "coinwatchd")
-        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version"])
+        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version", "feeds"])
+        #expect(object["feeds"] is [Any])
     }
 
     @Test("--server from the option beats COINWATCH_SERVER")
