@@ -13,6 +13,8 @@ import Testing
     .enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap installs it)"),
     .serialized)
 struct ClusterDaemonTests {
+    /// A node in cluster mode. Tests end their nodes with `crash()` (SIGKILL): a graceful stop waits for open
+    /// streams up to the grace period, and it would wait on a thread of the pool every test shares.
     static func startNode(_ nats: NATSCluster, _ name: String) async throws -> ServerProcess {
         try await ServerProcess.start(arguments: ["--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s"])
     }
@@ -51,8 +53,11 @@ struct ClusterDaemonTests {
     @Test func aTickPublishedOnOneNodeReachesStreamsOnTheOthers() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
         let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
         let c = try await Self.startNode(nats, "c")
+        defer { c.crash() }
         let clients = [a, b, c].map(Self.client)
         defer { clients.forEach { $0.close() } }
         let streams = clients[1...].map { Self.follow($0, "CWX") }
@@ -73,6 +78,7 @@ struct ClusterDaemonTests {
         }
         // A node started now serves the last price at once.
         let d = try await Self.startNode(nats, "d")
+        defer { d.crash() }
         let late = Self.client(d)
         defer { late.close() }
         let snapshot = try await late.prices(symbols: ["CWX"])
@@ -82,7 +88,9 @@ struct ClusterDaemonTests {
     @Test func settingsSavedOnOneNodeAreReadOnAnotherAndRacesHaveOneWinner() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
         let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
         let clients = [a, b].map(Self.client)
         defer { clients.forEach { $0.close() } }
         let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
@@ -155,6 +163,7 @@ struct ClusterDaemonTests {
     @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         var nodes: [ServerProcess] = []
+        defer { nodes.forEach { $0.crash() } }
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
         defer { clients.forEach { $0.close() } }
@@ -210,6 +219,7 @@ struct ClusterDaemonTests {
     @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         var nodes: [ServerProcess] = []
+        defer { nodes.forEach { $0.crash() } }
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
         defer { clients.forEach { $0.close() } }
@@ -250,11 +260,13 @@ struct ClusterDaemonTests {
     @Test func aClientGivenSeveralNodesMovesToAnotherWhenOneGoesAway() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
         let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
         // A port nothing listens on first: the client skips it.
         let dead = try await ServerProcess.start()
         let deadAddress = dead.address
-        dead.stop()
+        dead.crash()
         let client = CoinWatchClient(configuration: try .init(address: "\(deadAddress),\(a.address),\(b.address)"))
         defer { client.close() }
         let saved = try await client.setRule(device: "roamer", symbol: "BTC", below: ExactDecimal(Int64(5)), above: nil)
@@ -288,7 +300,9 @@ struct ClusterDaemonTests {
             ])
         }
         let a = try await node("a")
+        defer { a.crash() }
         let b = try await node("b")
+        defer { b.crash() }
         let clients = [a, b].map(Self.client)
         defer { clients.forEach { $0.close() } }
         var acknowledged: [String: UInt64] = [:]
@@ -329,6 +343,7 @@ struct ClusterDaemonTests {
     @Test func theLiveFeedRunsOnOneNodeAndMovesWhenItDies() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         var nodes: [ServerProcess] = []
+        defer { nodes.forEach { $0.crash() } }
         for name in ["a", "b"] {
             nodes.append(try await ServerProcess.start(arguments: [
                 "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--feed", "sim",
