@@ -160,16 +160,39 @@ struct ClusterDaemonTests {
             && states.map(\.owned).reduce(0, +) == 64
     }
 
-    @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
+    /// Three nodes a, b and c with every shard owned and none about to move, `devices` with a rule above 100 on
+    /// `symbol` (saved across the nodes), and `symbol` at 50 on every node: one tick above 100 away from a crossing.
+    static func armedCluster(_ nats: NATSCluster, _ devices: [String], _ symbol: String) async throws
+        -> (nodes: [ServerProcess], clients: [CoinWatchClient])
+    {
         var nodes: [ServerProcess] = []
-        defer { nodes.forEach { $0.crash() } }
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
-        defer { clients.forEach { $0.close() } }
         let settled = await Polling.eventually(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
         #expect(settled, "\(nodes.map(Self.shards))")
-        // Health says the same: each node names itself and every member, and the shards are split without overlap.
+        for (index, device) in devices.enumerated() {
+            _ = try await clients[index % 3].setRule(device: device, symbol: symbol, below: nil, above: ExactDecimal(Int64(100)))
+        }
+        _ = try await clients[0].publish([Self.tick(symbol, 50)])
+        let ready = await Polling.eventually {
+            for client in clients {
+                guard (try? await client.prices(symbols: [symbol]).first?.price) == V1.Decimal(ExactDecimal(Int64(50)))
+                else { return false }
+                for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
+            }
+            return true
+        }
+        #expect(ready)
+        return (nodes, clients)
+    }
+
+    @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let devices = (0..<12).map { "watch-\($0)" }
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWA")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
+        // Health says the shards are split as the logs do: each node names itself and every member, no overlap.
         var union: UInt64 = 0
         var overlap: UInt64 = 0
         for (client, name) in zip(clients, ["a", "b", "c"]) {
@@ -182,25 +205,6 @@ struct ClusterDaemonTests {
             union |= cluster.ownedShards
         }
         #expect(union == UInt64.max && overlap == 0)
-        let devices = (0..<12).map { "watch-\($0)" }
-        for (index, device) in devices.enumerated() {
-            _ = try await clients[index % 3].setRule(device: device, symbol: "CWA", below: nil, above: ExactDecimal(Int64(100)))
-        }
-        let replicated = await Polling.eventually {
-            for client in clients {
-                for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
-            }
-            return true
-        }
-        #expect(replicated)
-        _ = try await clients[0].publish([Self.tick("CWA", 50)])
-        let below = await Polling.eventually {
-            for client in clients where (try? await client.prices(symbols: ["CWA"]).first?.price) != V1.Decimal(ExactDecimal(Int64(50))) {
-                return false
-            }
-            return true
-        }
-        #expect(below)
         // Every device's alerts, on every node.
         let (counts, tasks) = Self.followAlerts(clients, devices)
         defer { tasks.forEach { $0.cancel() } }
@@ -218,27 +222,10 @@ struct ClusterDaemonTests {
 
     @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {
         let nats = try await NATSCluster.start(servers: 1)
-        var nodes: [ServerProcess] = []
-        defer { nodes.forEach { $0.crash() } }
-        for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
-        let clients = nodes.map(Self.client)
-        defer { clients.forEach { $0.close() } }
-        let settled = await Polling.eventually(timeout: .seconds(60)) { Self.shardsSettled(nodes) }
-        #expect(settled, "\(nodes.map(Self.shards))")
         let devices = (0..<12).map { "failover-\($0)" }
-        for device in devices {
-            _ = try await clients[0].setRule(device: device, symbol: "CWF", below: nil, above: ExactDecimal(Int64(100)))
-        }
-        _ = try await clients[0].publish([Self.tick("CWF", 50)])
-        let ready = await Polling.eventually {
-            for client in clients {
-                guard (try? await client.prices(symbols: ["CWF"]).first?.price) == V1.Decimal(ExactDecimal(Int64(50)))
-                else { return false }
-                for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
-            }
-            return true
-        }
-        #expect(ready)
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWF")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
         // Node c dies with its shards; the crossing comes at once, before anyone could take them over.
         nodes[2].crash()
         let (counts, tasks) = Self.followAlerts(Array(clients[..<2]), devices)
