@@ -5,7 +5,7 @@
 //
 // Layers, bottom to top (each depends only on the ones below it; docs/ARCHITECTURE.md draws the graph and
 // scripts/check-imports keeps the dependencies below equal to what the code imports):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL, CNATS
 //   base         CoinWatchCore (Duration units, the clocks, the error shape)
 //   values/wire  CoinWatchProto (messages, JSON mapping, Varint, ProtobufCursor), CoinWatchModel (on Proto),
 //                CoinWatchStore, CoinWatchLogging, CoinWatchTLS, CoinWatchMetrics, CoinWatchCommandLine
@@ -13,7 +13,7 @@
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
 //   service      CoinWatchAuth (credentials, the method policy, limits, the Admin RPCs), CoinWatchService,
-//                CoinWatchClient
+//                CoinWatchClient, CoinWatchCluster (cluster mode over NATS JetStream)
 //   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
@@ -64,6 +64,10 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL",
             providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CNATS",
+            providers: [.apt(["libnats-dev"])]
         ),
 
         // MARK: Storage and wire
@@ -164,6 +168,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchCluster",
+            dependencies: ["CNATS", "CoinWatchCore", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchService"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchClient",
             dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS"],
             swiftSettings: swiftSettings
@@ -180,7 +189,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchService", "CoinWatchFeeds", "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchMetrics", "CoinWatchRPC",
                 "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine", "CoinWatchAuth",
-                "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS",
+                "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS", "CoinWatchCluster",
             ],
             swiftSettings: swiftSettings
         ),
@@ -316,6 +325,14 @@ let package = Package(
                 "CoinWatchTestSupport",
             ],
             exclude: ["Golden"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchClusterTests",
+            dependencies: [
+                "CoinWatchCluster", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchService", "CoinWatchStore", "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

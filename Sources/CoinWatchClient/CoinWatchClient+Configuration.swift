@@ -22,13 +22,27 @@ extension CoinWatchClient {
         /// The name the server's certificate must carry (and SNI); nil: `host`.
         public var tlsServerName: String?
 
+        /// More servers of the same cluster (`HOST:PORT` each): when the connection must be made (first call, or the
+        /// server went away) and `host:port` does not answer, they are tried in order, and the one that answered
+        /// is tried first next time. Empty for a single server.
+        public var otherServers: [String] = []
+
         public init(host: String = "127.0.0.1", port: Int = 7878) {
             self.host = host
             self.port = port
         }
 
-        /// Parses `HOST:PORT` (`[::1]:7878` for IPv6 literals).
+        /// Parses `HOST:PORT` (`[::1]:7878` for IPv6 literals), or several separated by commas: the nodes of a
+        /// cluster, the first tried first (`otherServers`).
         public init(address: String) throws(RPCError) {
+            let addresses = address.split(separator: ",", omittingEmptySubsequences: false)
+                .map { String($0.filter { !$0.isWhitespace }) }
+            if addresses.count > 1 {
+                for other in addresses.dropFirst() { _ = try Self(address: other) }
+                try self.init(address: addresses[0])
+                otherServers = Array(addresses.dropFirst())
+                return
+            }
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                   (1...65535).contains(port) else {
                 throw RPCError(code: .invalidArgument, message: "'\(address)' is not HOST:PORT")
@@ -41,5 +55,12 @@ extension CoinWatchClient {
 
         /// `host:port` as given.
         public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+        /// Every server to try, `host:port` first, as (host, port).
+        var servers: [(host: String, port: Int)] {
+            [(host, port)] + otherServers.compactMap { other in
+                (try? Self(address: other)).map { ($0.host, $0.port) }
+            }
+        }
     }
 }

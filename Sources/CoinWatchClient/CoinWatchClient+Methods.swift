@@ -63,7 +63,8 @@ extension CoinWatchClient {
         try await healthCheck(timeout: timeout).status
     }
 
-    /// The whole health answer: the serving status and the state of each price source.
+    /// The whole health answer: the serving status, the state of each price source and, for a cluster node, its
+    /// cluster state.
     public func healthCheck(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse {
         try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout)
     }

@@ -25,6 +25,8 @@ public final class CoinWatchClient: Sendable {
     private let connecting = ConnectGate()
     /// The TLS context, made on the first connection and kept so later connections resume its sessions.
     private let tlsContext = Mutex<TLSContext?>(nil)
+    /// The index in `configuration.servers` of the server that answered last.
+    private let preferred = Mutex(0)
 
     /// Creates a client; nothing connects until the first call (or `connect()`).
     public init(configuration: Configuration) {
@@ -73,8 +75,27 @@ public final class CoinWatchClient: Sendable {
             options.keepaliveInterval = self.configuration.keepaliveInterval
             options.keepaliveTimeout = self.configuration.keepaliveTimeout
             options.transform = try self.tlsTransforms()
-            let connection = try await RPCClientConnection.connect(
-                host: self.configuration.host, port: self.configuration.port, on: try self.eventLoop(), options: options)
+            let servers = self.configuration.servers
+            let first = self.preferred.withLock { $0 } % servers.count
+            var connection: RPCClientConnection?
+            var failure: RPCError?
+            // The server that answered last first, then the others in order.
+            for offset in 0..<servers.count {
+                let index = (first + offset) % servers.count
+                do throws(RPCError) {
+                    connection = try await RPCClientConnection.connect(
+                        host: servers[index].host, port: servers[index].port, on: try self.eventLoop(), options: options)
+                    self.preferred.withLock { $0 = index }
+                    break
+                } catch {
+                    // Another server may answer; a refused handshake (bad token) would be refused there too.
+                    guard error.code == .unavailable || error.code == .deadlineExceeded else { throw error }
+                    failure = error
+                }
+            }
+            guard let connection else {
+                throw failure ?? RPCError(code: .unavailable, message: "no server to connect to")
+            }
             let previous = self.current.withLock { current in
                 defer { current = connection }
                 return current

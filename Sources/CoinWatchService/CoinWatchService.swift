@@ -22,6 +22,9 @@ public final class CoinWatchService: Sendable {
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
         public var slowSubscriberTimeout: Duration = .seconds(10)
         public var alerts = AlertService.Configuration()
+        /// Whether `start()` starts the feed. Cluster mode turns it off: there a node runs the feed only while it
+        /// holds the feed's lease (CoinWatchCluster starts it).
+        public var startsFeed = true
 
         public init() {}
     }
@@ -105,7 +108,7 @@ public final class CoinWatchService: Sendable {
 
     /// Starts the feed; from here on the service reports SERVING.
     public func start() {
-        feed.start()
+        if configuration.startsFeed { feed.start() }
         health.setServing(true)
     }
 

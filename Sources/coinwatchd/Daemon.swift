@@ -1,4 +1,5 @@
 import CoinWatchAuth
+import CoinWatchCluster
 import CoinWatchCommandLine
 import CoinWatchConnect
 import CoinWatchFeeds
@@ -61,6 +62,16 @@ struct Daemon {
         var authorization = options.security.authorizer
         authorization.mode = authMode
         let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))
+        var cluster: ClusterNode?
+        if let clusterConfiguration = options.cluster {
+            do {
+                cluster = try ClusterNode(configuration: clusterConfiguration, logger: logger.labeled("cluster"))
+            } catch {
+                database.close()
+                CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
+                return 1
+            }
+        }
         let service: CoinWatchService
         do {
             let feed = options.feed
@@ -82,6 +93,17 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: \(error)")
             return 1
         }
+        if let cluster {
+            do {
+                try attach(cluster, to: service, logger: logger)
+            } catch {
+                cluster.close()
+                service.close()
+                database.close()
+                CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
+                return 1
+            }
+        }
         var rpc = options.rpc
         options.listen.apply(to: &rpc, context: tls)
         rpc.serverName = "coinwatchd"
@@ -96,6 +118,7 @@ struct Daemon {
                            logger: logger)
             try server.start()
         } catch {
+            cluster?.close()
             service.close()
             database.close()
             let address = options.listen.addresses.map(\.hostAndPort).joined(separator: ", ")
@@ -103,6 +126,7 @@ struct Daemon {
             return 1
         }
         service.start()
+        cluster?.start()
         // One line per listener, the first (with the server's settings) naming the first --listen address.
         for (index, listener) in rpc.listeners.enumerated() {
             let address = "\(listener.host.contains(":") ? "[\(listener.host)]" : listener.host):\(server.ports[index])"
@@ -140,6 +164,7 @@ struct Daemon {
             done.signal()
         }
         done.wait()
+        cluster?.close()
         service.close()
         database.close()
         let writes = service.settings.stats
@@ -183,7 +208,20 @@ struct Daemon {
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
+        // In a cluster the feed runs on the node holding its lease, started by the cluster node.
+        configuration.startsFeed = options.cluster == nil
         return configuration
+    }
+
+    /// Puts the opened service on the cluster: the price bus, and the feed behind its lease.
+    func attach(_ cluster: ClusterNode, to service: CoinWatchService, logger: Logger) throws(ClusterError) {
+        let spec = options.feed
+        let feedConfiguration = options.feedConfiguration
+        let hub = service.hub
+        let feedName = spec.sources.isEmpty ? "" : spec.description
+        try cluster.attach(service, feedName: feedName) {
+            try spec.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+        }
     }
 
     static func openStore(_ directory: String) throws(StoreError) -> Database {

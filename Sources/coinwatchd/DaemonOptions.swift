@@ -1,3 +1,4 @@
+import CoinWatchCluster
 import CoinWatchCommandLine
 import CoinWatchFeeds
 import CoinWatchLogging
@@ -59,7 +60,7 @@ struct DaemonOptions {
             CoinWatch protocol (docs/PROTOCOL.md). SIGTERM or SIGINT shuts down gracefully; a second
             signal exits at once. SIGHUP reloads the TLS certificate and key (docs/SECURITY.md).
             """,
-        options: all,
+        options: all + cluster,
         sections: [("COMMANDS", """
               (none)    serve
               repair    recover what LevelDB can from a damaged data directory, then exit
@@ -78,6 +79,8 @@ struct DaemonOptions {
     var security: SecurityOptions
     var logLevel: Logger.Level
     var logFormat: Logger.Format
+    /// Set by `--cluster`: this node's part in a cluster (docs/SCALING.md).
+    var cluster: ClusterNode.Configuration?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         listen = try ListenOptions(parsed)
@@ -126,5 +129,6 @@ struct DaemonOptions {
         }
         logFormat = format
         security = try SecurityOptions(parsed)
+        cluster = try Self.clusterConfiguration(parsed, listen: listen.addresses.first?.hostAndPort ?? "127.0.0.1:7878")
     }
 }

@@ -13,7 +13,8 @@ CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help'
        ["keys", "devices"].contains(arguments[index]) {
         return CredentialCommands.run(arguments, environment: ProcessEnvironment.current)
     }
-    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: ProcessEnvironment.current)
+    let parsed = try ParsedArguments.parse(
+        arguments, options: DaemonOptions.all + DaemonOptions.cluster, environment: ProcessEnvironment.current)
     if parsed.has("help") {
         print(DaemonOptions.help, terminator: "")
         return 0

@@ -61,11 +61,15 @@ enum HealthCommand {
             }
         }
         let status = response.status
-        context.emit(
-            Presenter.healthText(
-                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds),
-            json: Presenter.healthJSON(
-                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds))
+        var text = Presenter.healthText(
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
+        var json = Presenter.healthJSON(
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
+        if let cluster = response.cluster {
+            text += Presenter.clusterText(cluster)
+            json.object("cluster", Presenter.clusterJSON(cluster))
+        }
+        context.emit(text, json: json)
         return status == .serving ? ExitStatus.ok : ExitStatus.rpcError
     }
 }

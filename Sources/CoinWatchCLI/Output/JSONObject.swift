@@ -45,6 +45,14 @@ struct JSONObject: Sendable, Hashable, CustomStringConvertible {
         raw(key, "[" + values.map(\.description).joined(separator: ",") + "]")
     }
 
+    mutating func strings(_ key: String, _ values: [String]) {
+        raw(key, "[" + values.map { JSONText.quote($0) }.joined(separator: ",") + "]")
+    }
+
+    mutating func integers<I: BinaryInteger>(_ key: String, _ values: [I]) {
+        raw(key, "[" + values.map { String($0) }.joined(separator: ",") + "]")
+    }
+
     /// Compact JSON on one line, so streams print one object per line.
     var description: String {
         "{" + fields.map { JSONText.quote($0.key) + ":" + $0.json }.joined(separator: ",") + "}"

@@ -227,6 +227,44 @@ enum Presenter {
         }
     }
 
+    /// A cluster node's state under the health line (`coinwatch health` on a node started with --cluster).
+    static func clusterText(_ cluster: V1.ClusterHealth) -> String {
+        let shards = ownedShards(cluster.ownedShards)
+        var text = "cluster   node \(cluster.nodeID), NATS \(cluster.natsState)"
+        if !cluster.natsServer.isEmpty { text += " (\(cluster.natsServer))" }
+        text += "\nmembers   \(cluster.members.joined(separator: ", "))\n"
+        text += "shards    \(shards.count) of 64 owned\(shards.isEmpty ? "" : ": " + shards.map(String.init).joined(separator: " "))\n"
+        text += "feed      \(cluster.runsFeed ? "runs here" : "not here")\n"
+        text += "settings  revision \(cluster.settingsRevision), lag \(cluster.settingsLag)\n"
+        return text
+    }
+
+    static func clusterJSON(_ cluster: V1.ClusterHealth) -> JSONObject {
+        var object = JSONObject()
+        object.string("node_id", cluster.nodeID)
+        object.string("nats_state", cluster.natsState)
+        object.string("nats_server", cluster.natsServer)
+        object.strings("members", cluster.members)
+        object.integers("owned_shards", ownedShards(cluster.ownedShards))
+        object.bool("runs_feed", cluster.runsFeed)
+        object.array("leases", cluster.leases.map { lease in
+            var entry = JSONObject()
+            entry.string("key", lease.key)
+            entry.integer("age_ms", lease.ageMs)
+            entry.integer("valid_for_ms", lease.validForMs)
+            entry.integer("token", lease.token)
+            return entry
+        })
+        object.integer("settings_revision", cluster.settingsRevision)
+        object.integer("settings_lag", cluster.settingsLag)
+        return object
+    }
+
+    /// The shard numbers of a `owned_shards` mask (bit n: shard n), in order.
+    static func ownedShards(_ mask: UInt64) -> [Int] {
+        (0..<64).filter { mask & (1 << UInt64($0)) != 0 }
+    }
+
     static func healthJSON(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
         feeds: [V1.FeedSourceHealth] = []

@@ -1122,6 +1122,7 @@ extension V1.HealthCheckResponse {
         let c = p.pointee
         self.status = V1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: c.status.rawValue))
         self.feeds = cArray(c.feeds, c.n_feeds).map { $0.map { V1.FeedSourceHealth(cMessage: $0) } ?? V1.FeedSourceHealth() }
+        self.cluster = c.cluster.map { V1.ClusterHealth(cMessage: $0) }
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -1139,6 +1140,7 @@ extension V1.HealthCheckResponse {
             p.pointee.n_feeds = feeds.count
             p.pointee.feeds = array
         }
+        if let cluster { p.pointee.cluster = cluster.cMessage(in: &arena) }
         return p
     }
 }
@@ -1200,6 +1202,136 @@ extension V1.FeedSourceHealth {
         p.pointee.messages = messages
         p.pointee.rejected_messages = rejectedMessages
         if !lastError.isEmpty { p.pointee.last_error = arena.cString(lastError) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ClusterHealth
+
+extension V1.ClusterHealth {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterHealth,
+            unpack: { coinwatch__v1__cluster_health__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__cluster_health__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__cluster_health__get_packed_size(message)) {
+                coinwatch__v1__cluster_health__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__cluster_health__get_packed_size(message)) {
+                coinwatch__v1__cluster_health__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ClusterHealth>) {
+        let c = p.pointee
+        self.nodeID = swiftString(c.node_id)
+        self.natsState = swiftString(c.nats_state)
+        self.natsServer = swiftString(c.nats_server)
+        self.members = cArray(c.members, c.n_members).map { swiftString($0) }
+        self.ownedShards = c.owned_shards
+        self.runsFeed = c.runs_feed != 0
+        self.leases = cArray(c.leases, c.n_leases).map { $0.map { V1.ClusterLease(cMessage: $0) } ?? V1.ClusterLease() }
+        self.settingsRevision = c.settings_revision
+        self.settingsLag = c.settings_lag
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ClusterHealth> {
+        let p = arena.allocate(Coinwatch__V1__ClusterHealth.self)
+        coinwatch__v1__cluster_health__init(p)
+        if !nodeID.isEmpty { p.pointee.node_id = arena.cString(nodeID) }
+        if !natsState.isEmpty { p.pointee.nats_state = arena.cString(natsState) }
+        if !natsServer.isEmpty { p.pointee.nats_server = arena.cString(natsServer) }
+        if !members.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: members.count
+            )
+            for (i, element) in members.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_members = members.count
+            p.pointee.members = array
+        }
+        p.pointee.owned_shards = ownedShards
+        p.pointee.runs_feed = runsFeed ? 1 : 0
+        if !leases.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<Coinwatch__V1__ClusterLease>?.self, count: leases.count
+            )
+            for (i, element) in leases.enumerated() {
+                (array + i).initialize(to: element.cMessage(in: &arena))
+            }
+            p.pointee.n_leases = leases.count
+            p.pointee.leases = array
+        }
+        p.pointee.settings_revision = settingsRevision
+        p.pointee.settings_lag = settingsLag
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.ClusterLease
+
+extension V1.ClusterLease {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterLease,
+            unpack: { coinwatch__v1__cluster_lease__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__cluster_lease__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__cluster_lease__get_packed_size(message)) {
+                coinwatch__v1__cluster_lease__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__cluster_lease__get_packed_size(message)) {
+                coinwatch__v1__cluster_lease__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__ClusterLease>) {
+        let c = p.pointee
+        self.key = swiftString(c.key)
+        self.ageMs = c.age_ms
+        self.validForMs = c.valid_for_ms
+        self.token = c.token
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__ClusterLease> {
+        let p = arena.allocate(Coinwatch__V1__ClusterLease.self)
+        coinwatch__v1__cluster_lease__init(p)
+        if !key.isEmpty { p.pointee.key = arena.cString(key) }
+        p.pointee.age_ms = ageMs
+        p.pointee.valid_for_ms = validForMs
+        p.pointee.token = token
         return p
     }
 }

@@ -1166,6 +1166,15 @@ extension V1.HealthCheckResponse: JSONMessage {
                 } catch {
                     throw error.inField("feeds")
                 }
+            case "cluster":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "cluster")
+                    if member.value != .null {
+                        self.cluster = try V1.ClusterHealth(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("cluster")
+                }
             default:
                 guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
             }
@@ -1183,6 +1192,10 @@ extension V1.HealthCheckResponse: JSONMessage {
             writer.beginArray()
             for element in feeds { element.writeJSON(to: &writer) }
             writer.endArray()
+        }
+        if let cluster {
+            writer.key("cluster")
+            cluster.writeJSON(to: &writer)
         }
         writer.endObject()
     }
@@ -1304,6 +1317,203 @@ extension V1.FeedSourceHealth: JSONMessage {
         if !lastError.isEmpty {
             writer.key("lastError")
             writer.string(lastError)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ClusterHealth
+
+extension V1.ClusterHealth: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "nodeId", "node_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "nodeId")
+                    if let value = try JSONRead.string(member.value) { self.nodeID = value }
+                } catch {
+                    throw error.inField("nodeId")
+                }
+            case "natsState", "nats_state":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "natsState")
+                    if let value = try JSONRead.string(member.value) { self.natsState = value }
+                } catch {
+                    throw error.inField("natsState")
+                }
+            case "natsServer", "nats_server":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "natsServer")
+                    if let value = try JSONRead.string(member.value) { self.natsServer = value }
+                } catch {
+                    throw error.inField("natsServer")
+                }
+            case "members":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "members")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.members.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.members.append(try JSONRead.present(JSONRead.string(element), element)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("members")
+                }
+            case "ownedShards", "owned_shards":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "ownedShards")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.ownedShards = value }
+                } catch {
+                    throw error.inField("ownedShards")
+                }
+            case "runsFeed", "runs_feed":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "runsFeed")
+                    if let value = try JSONRead.bool(member.value) { self.runsFeed = value }
+                } catch {
+                    throw error.inField("runsFeed")
+                }
+            case "leases":
+                do throws(JSONDecodingError) {
+                    try seen.insert(6, "leases")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.leases.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.leases.append(try V1.ClusterLease(jsonValue: element, options: options)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("leases")
+                }
+            case "settingsRevision", "settings_revision":
+                do throws(JSONDecodingError) {
+                    try seen.insert(7, "settingsRevision")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.settingsRevision = value }
+                } catch {
+                    throw error.inField("settingsRevision")
+                }
+            case "settingsLag", "settings_lag":
+                do throws(JSONDecodingError) {
+                    try seen.insert(8, "settingsLag")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.settingsLag = value }
+                } catch {
+                    throw error.inField("settingsLag")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !nodeID.isEmpty {
+            writer.key("nodeId")
+            writer.string(nodeID)
+        }
+        if !natsState.isEmpty {
+            writer.key("natsState")
+            writer.string(natsState)
+        }
+        if !natsServer.isEmpty {
+            writer.key("natsServer")
+            writer.string(natsServer)
+        }
+        if !members.isEmpty {
+            writer.key("members")
+            writer.beginArray()
+            for element in members { writer.string(element) }
+            writer.endArray()
+        }
+        if ownedShards != 0 {
+            writer.key("ownedShards")
+            writer.quotedNumber(ownedShards)
+        }
+        if runsFeed {
+            writer.key("runsFeed")
+            writer.bool(runsFeed)
+        }
+        if !leases.isEmpty {
+            writer.key("leases")
+            writer.beginArray()
+            for element in leases { element.writeJSON(to: &writer) }
+            writer.endArray()
+        }
+        if settingsRevision != 0 {
+            writer.key("settingsRevision")
+            writer.quotedNumber(settingsRevision)
+        }
+        if settingsLag != 0 {
+            writer.key("settingsLag")
+            writer.quotedNumber(settingsLag)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.ClusterLease
+
+extension V1.ClusterLease: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "key":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "key")
+                    if let value = try JSONRead.string(member.value) { self.key = value }
+                } catch {
+                    throw error.inField("key")
+                }
+            case "ageMs", "age_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "ageMs")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.ageMs = value }
+                } catch {
+                    throw error.inField("ageMs")
+                }
+            case "validForMs", "valid_for_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "validForMs")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.validForMs = value }
+                } catch {
+                    throw error.inField("validForMs")
+                }
+            case "token":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "token")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.token = value }
+                } catch {
+                    throw error.inField("token")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !key.isEmpty {
+            writer.key("key")
+            writer.string(key)
+        }
+        if ageMs != 0 {
+            writer.key("ageMs")
+            writer.quotedNumber(ageMs)
+        }
+        if validForMs != 0 {
+            writer.key("validForMs")
+            writer.quotedNumber(validForMs)
+        }
+        if token != 0 {
+            writer.key("token")
+            writer.quotedNumber(token)
         }
         writer.endObject()
     }

@@ -190,6 +190,7 @@ enum WireSchemas {
         fields: [
             .init(number: 1, name: "status", kind: .varint),
             .init(number: 2, name: "feeds", kind: .message(coinwatch_v1_FeedSourceHealth)),
+            .init(number: 4, name: "cluster", kind: .message(coinwatch_v1_ClusterHealth)),
         ]
     )
 
@@ -205,6 +206,31 @@ enum WireSchemas {
             .init(number: 7, name: "messages", kind: .varint),
             .init(number: 8, name: "rejected_messages", kind: .varint),
             .init(number: 9, name: "last_error", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_ClusterHealth = WireSchema(
+        name: "coinwatch.v1.ClusterHealth",
+        fields: [
+            .init(number: 1, name: "node_id", kind: .string),
+            .init(number: 2, name: "nats_state", kind: .string),
+            .init(number: 3, name: "nats_server", kind: .string),
+            .init(number: 4, name: "members", kind: .string),
+            .init(number: 5, name: "owned_shards", kind: .fixed64),
+            .init(number: 6, name: "runs_feed", kind: .varint),
+            .init(number: 7, name: "leases", kind: .message(coinwatch_v1_ClusterLease)),
+            .init(number: 8, name: "settings_revision", kind: .varint),
+            .init(number: 9, name: "settings_lag", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_ClusterLease = WireSchema(
+        name: "coinwatch.v1.ClusterLease",
+        fields: [
+            .init(number: 1, name: "key", kind: .string),
+            .init(number: 2, name: "age_ms", kind: .varint),
+            .init(number: 3, name: "valid_for_ms", kind: .varint),
+            .init(number: 4, name: "token", kind: .varint),
         ]
     )
 

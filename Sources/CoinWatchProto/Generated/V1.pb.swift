@@ -29,6 +29,8 @@ public enum V1 {
         V1.HealthCheckRequest.self,
         V1.HealthCheckResponse.self,
         V1.FeedSourceHealth.self,
+        V1.ClusterHealth.self,
+        V1.ClusterLease.self,
         V1.Frame.self,
         V1.Status.self,
         V1.Hello.self,

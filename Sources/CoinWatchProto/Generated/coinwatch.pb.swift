@@ -712,6 +712,11 @@ extension V1 {
         /// Each price source, in the order of --feed; empty for --feed none.
         public var feeds: [V1.FeedSourceHealth] = []
 
+        /// This node's part in a cluster (coinwatchd --cluster); absent on a single node.
+        ///
+        /// `nil` when the field is absent from the wire; presence is meaningful.
+        public var cluster: V1.ClusterHealth? = nil
+
         /// Serving states, as in grpc.health.v1.
         ///
         /// Open, as proto3 requires: a value this build does not name survives decoding and re-encoding
@@ -754,10 +759,12 @@ extension V1 {
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
             status: V1.HealthCheckResponse.ServingStatus = .unknown,
-            feeds: [V1.FeedSourceHealth] = []
+            feeds: [V1.FeedSourceHealth] = [],
+            cluster: V1.ClusterHealth? = nil
         ) {
             self.status = status
             self.feeds = feeds
+            self.cluster = cluster
         }
     }
 }
@@ -833,6 +840,107 @@ extension V1 {
 extension V1.FeedSourceHealth: WireMessage {
     /// The fully qualified protobuf name, used in error messages.
     public static let protoName = "coinwatch.v1.FeedSourceHealth"
+}
+
+extension V1 {
+    /// A cluster node's state, as Health/Check reports it (docs/SCALING.md).
+    public struct ClusterHealth: Sendable, Hashable {
+        /// This node's id (--node-id).
+        public var nodeID: String = ""
+
+        /// The NATS connection: connected, reconnecting, disconnected, closed.
+        public var natsState: String = ""
+
+        /// The NATS server this node is connected to now.
+        public var natsServer: String = ""
+
+        /// The ids of the live nodes, this one included, in order.
+        public var members: [String] = []
+
+        /// The alert shards this node holds the leases of: bit n (value 1 << n) for shard n of 0-63.
+        public var ownedShards: UInt64 = 0
+
+        /// Whether this node runs the live feed now.
+        public var runsFeed: Bool = false
+
+        /// The leases this node holds.
+        public var leases: [V1.ClusterLease] = []
+
+        /// The settings bucket's revision this node has read up to.
+        public var settingsRevision: UInt64 = 0
+
+        /// Values of the settings bucket not yet read when the last one was: the replication lag, in values.
+        public var settingsLag: UInt64 = 0
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            nodeID: String = "",
+            natsState: String = "",
+            natsServer: String = "",
+            members: [String] = [],
+            ownedShards: UInt64 = 0,
+            runsFeed: Bool = false,
+            leases: [V1.ClusterLease] = [],
+            settingsRevision: UInt64 = 0,
+            settingsLag: UInt64 = 0
+        ) {
+            self.nodeID = nodeID
+            self.natsState = natsState
+            self.natsServer = natsServer
+            self.members = members
+            self.ownedShards = ownedShards
+            self.runsFeed = runsFeed
+            self.leases = leases
+            self.settingsRevision = settingsRevision
+            self.settingsLag = settingsLag
+        }
+    }
+}
+
+extension V1.ClusterHealth: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.ClusterHealth"
+}
+
+extension V1 {
+    /// A lease a cluster node holds.
+    public struct ClusterLease: Sendable, Hashable {
+        /// The lease's key: feed.<name> or shard.<NN>.
+        public var key: String = ""
+
+        /// Since the lease was taken, in milliseconds.
+        public var ageMs: UInt64 = 0
+
+        /// How much longer the node may act on it without another renewal, in milliseconds.
+        public var validForMs: UInt64 = 0
+
+        /// The revision of the node's last write of it: its fencing token.
+        public var token: UInt64 = 0
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            key: String = "",
+            ageMs: UInt64 = 0,
+            validForMs: UInt64 = 0,
+            token: UInt64 = 0
+        ) {
+            self.key = key
+            self.ageMs = ageMs
+            self.validForMs = validForMs
+            self.token = token
+        }
+    }
+}
+
+extension V1.ClusterLease: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.ClusterLease"
 }
 
 extension V1 {

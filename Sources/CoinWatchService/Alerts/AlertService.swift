@@ -80,6 +80,19 @@ public final class AlertService: Sendable {
         worker.post(.ticks(ticks))
     }
 
+    /// Cluster mode: from now on a fired alert is put in the outbox and delivered only when `gate` says this node
+    /// fires the device's alerts; the others are counted (`alertsSuppressed`). Set once, before serving.
+    public func fireOnly(where gate: any AlertGate) {
+        worker.gate.withLock { $0 = gate }
+    }
+
+    /// Cluster mode: this node now holds `shards`' leases. The alerts it held back for them whose time is at least
+    /// `sinceMs` are fired now, in case their previous owner stopped before firing them (docs/SCALING.md,
+    /// "The failover window"); call it after the gate says yes for them.
+    public func shardsTaken(_ shards: Set<Int>, sinceMs: Int64) {
+        worker.post(.shardsTaken(shards, sinceMs: sinceMs))
+    }
+
     /// Counters for logs, tests and benchmarks.
     public var stats: AlertStats { worker.stats.snapshot }
 
@@ -97,6 +110,10 @@ public struct AlertStats: Sendable, Hashable {
     public var subscribers: Int
     /// Armed sides a price after a stale period reached without firing.
     public var crossingsSuppressed: Int
+    /// Alerts that fired here while another node owned the device's shard (cluster mode): fired there instead.
+    public var alertsSuppressed: Int = 0
+    /// Held-back alerts fired when this node took their shard over (some may have been fired by the old owner).
+    public var alertsReplayedOnTakeover: Int = 0
 }
 
 /// A live `StreamAlerts` call.

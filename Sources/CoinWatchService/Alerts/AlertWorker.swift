@@ -21,6 +21,8 @@ final class AlertWorker: @unchecked Sendable {
         case subscribe(AlertSubscriber)
         case unsubscribe(DeviceID, UInt64)
         case delivered(key: [UInt8], alertID: String)
+        /// Cluster mode: this node took these shards over; fire what it held back for them since `sinceMs`.
+        case shardsTaken(Set<Int>, sinceMs: Int64)
     }
 
     let database: Database
@@ -28,6 +30,8 @@ final class AlertWorker: @unchecked Sendable {
     let configuration: AlertService.Configuration
     let logger: Logger
     let stats = AlertCounters()
+    /// Cluster mode: whether this node fires a device's alerts (`AlertService.fireOnly(where:)`); nil: always.
+    let gate = Mutex<(any AlertGate)?>(nil)
     /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
     private struct Inbox {
         var jobs: [Job] = []
@@ -44,6 +48,10 @@ final class AlertWorker: @unchecked Sendable {
     private let subscriberIDs = Atomic<UInt64>(1)
     private var subscribers: [DeviceID: [UInt64: AlertSubscriber]] = [:]
     private var result = EvaluationResult()
+    /// Cluster mode: alerts this node evaluated but left to another node (the gate said no), newest last, kept
+    /// for `heldBackLimit` entries so a node that takes a shard over can fire what fell in the hand-over.
+    private var heldBack: [(shard: Int, alert: V1.Alert, key: [UInt8], device: DeviceID)] = []
+    static let heldBackLimit = 65_536
     /// Alert-thread state: last prices and clock not yet written (see `commit`).
     private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
     private var unsavedClock = false
@@ -213,11 +221,14 @@ final class AlertWorker: @unchecked Sendable {
             if outboxEntry(key, round)?.id == alertID {
                 round.outbox[key] = .some(nil)
             }
+        case .shardsTaken(let shards, let sinceMs):
+            takeOver(shards, sinceMs: sinceMs, &round)
         }
     }
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
         let now = WallClock.milliseconds()
+        let gate = self.gate.withLock { $0 }
         for tick in ticks {
             // A stale tick is no price: it says the next one follows a period nobody saw, so a crossing between the
             // last price and the next must not fire (docs/ALERTS.md, "Stale prices").
@@ -245,6 +256,13 @@ final class AlertWorker: @unchecked Sendable {
             for fired in result.alerts {
                 let alert = AlertNotification.make(fired, id: UUID().uuidString.lowercased(), timeMs: now)
                 let key = AlertStorage.outboxKey(fired.device, fired.symbol)
+                if let gate, !gate.fires(for: fired.device) {
+                    // Another node owns the device's shard and fires it; the arm state changed here all the same.
+                    stats.alertsSuppressed.add(1, ordering: .relaxed)
+                    if heldBack.count >= Self.heldBackLimit { heldBack.removeFirst(heldBack.count / 2) }
+                    heldBack.append((AlertShards.shard(of: fired.device), alert, key, fired.device))
+                    continue
+                }
                 round.outbox[key] = .some(alert)
                 stats.alertsFired.add(1, ordering: .relaxed)
                 for subscriber in subscribers[fired.device]?.values ?? [:].values {
@@ -252,6 +270,27 @@ final class AlertWorker: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Fires the alerts held back for `shards` since `sinceMs`: the previous owner may have stopped (or died)
+    /// before then, and nobody fired them. Those it did fire in that span are fired twice (same collapse id);
+    /// they are counted as `alertsReplayedOnTakeover`. Older held-back alerts of these shards are dropped.
+    private func takeOver(_ shards: Set<Int>, sinceMs: Int64, _ round: inout Round) {
+        var kept: [(shard: Int, alert: V1.Alert, key: [UInt8], device: DeviceID)] = []
+        for entry in heldBack {
+            guard shards.contains(entry.shard) else {
+                kept.append(entry)
+                continue
+            }
+            guard entry.alert.timeMs >= sinceMs else { continue }
+            round.outbox[entry.key] = .some(entry.alert)
+            stats.alertsFired.add(1, ordering: .relaxed)
+            stats.alertsReplayedOnTakeover.add(1, ordering: .relaxed)
+            for subscriber in subscribers[entry.device]?.values ?? [:].values {
+                round.deliveries.append((subscriber, entry.alert, entry.key))
+            }
+        }
+        heldBack = kept
     }
 
     private func applyRules(device: DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule], _ round: inout Round) {
@@ -387,11 +426,15 @@ final class AlertCounters: Sendable {
     let alertsFired = Atomic<Int>(0)
     let alertsDelivered = Atomic<Int>(0)
     let subscribers = Atomic<Int>(0)
+    let alertsSuppressed = Atomic<Int>(0)
+    let alertsReplayedOnTakeover = Atomic<Int>(0)
 
     var snapshot: AlertStats {
         AlertStats(
             ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
             alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
-            crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed))
+            crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed),
+            alertsSuppressed: alertsSuppressed.load(ordering: .relaxed),
+            alertsReplayedOnTakeover: alertsReplayedOnTakeover.load(ordering: .relaxed))
     }
 }

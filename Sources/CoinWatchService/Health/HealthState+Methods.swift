@@ -3,7 +3,8 @@ import CoinWatchProto
 public import CoinWatchRPC
 
 extension HealthState {
-    /// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source;
+    /// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source and,
+    /// in cluster mode, the node's cluster state;
     /// NOT_FOUND for a service this server does not know.
     public var methods: [RPCMethod] {
         [
@@ -11,8 +12,10 @@ extension HealthState {
                 guard request.service.isEmpty || request.service == "coinwatch.v1.CoinWatch" else {
                     throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
                 }
-                return V1.HealthCheckResponse(
+                var response = V1.HealthCheckResponse(
                     status: self.isServing ? .serving : .notServing, feeds: self.feedSourceStats.map(Self.wire))
+                response.cluster = self.cluster
+                return response
             }),
         ]
     }

@@ -1,10 +1,13 @@
+public import CoinWatchProto
 import Synchronization
 
 /// Whether the service is serving: false until the store is open and the feed runs, false again once it is closing;
-/// and the state of each price source. Answered by `Health/Check` (see `HealthState+Methods`).
+/// the state of each price source; and in cluster mode the node's cluster state. Answered by `Health/Check` (see
+/// `HealthState+Methods`).
 public final class HealthState: Sendable {
     private let serving = Atomic<Bool>(false)
     private let feedSources = Mutex<(@Sendable () -> [PriceSourceStats])?>(nil)
+    private let clusterReport = Mutex<(@Sendable () -> V1.ClusterHealth)?>(nil)
 
     public init() {}
 
@@ -22,4 +25,13 @@ public final class HealthState: Sendable {
         let sources = feedSources.withLock { $0 }
         return sources?() ?? []
     }
+
+    /// Cluster mode: `Health/Check` answers with what `report` says (called on the event loop that answers: it
+    /// must only read state, never wait).
+    public func reportCluster(_ report: @escaping @Sendable () -> V1.ClusterHealth) {
+        clusterReport.withLock { $0 = report }
+    }
+
+    /// This node's cluster state; nil on a single node.
+    public var cluster: V1.ClusterHealth? { clusterReport.withLock { $0 }?() }
 }

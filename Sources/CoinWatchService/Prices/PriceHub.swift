@@ -32,6 +32,8 @@ public final class PriceHub: Sendable {
     let state: Mutex<PriceHubState>
     let counters = PriceHubCounters()
     private let persistence: PricePersistence?
+    /// Where `publish` sends ticks instead of fanning them out here (cluster mode's price bus); nil on a single node.
+    private let upstream = Mutex<(any PriceUpstream)?>(nil)
 
     /// Creates the hub, loading the last prices from `database` (if given) so a stream started right after a
     /// restart gets its snapshot at once.
@@ -69,9 +71,33 @@ public final class PriceHub: Sendable {
     /// Applies `ticks` in order: each becomes its symbol's latest price (last writer wins).
     ///
     /// Any thread. Ticks for a new symbol beyond `maxKnownSymbols` are refused; after `close()` everything is.
+    /// With an upstream (`route(through:)`), the ticks go there instead, all of them accepted, and come back
+    /// through `deliver` — on this node as on every other.
     /// - Returns: how many ticks were applied.
     @discardableResult
     public func publish(_ ticks: [PriceTick]) -> Int {
+        guard !ticks.isEmpty else { return 0 }
+        if let upstream = upstream.withLock({ $0 }) {
+            guard !isClosed else {
+                counters.refusedTicks.add(ticks.count, ordering: .relaxed)
+                return 0
+            }
+            upstream.publish(ticks)
+            return ticks.count
+        }
+        return deliver(ticks)
+    }
+
+    /// Sends every later `publish` to `upstream` (cluster mode: the price bus, which delivers each tick to every
+    /// node's hub through `deliver`). Set once, before the feed starts and before the server serves.
+    public func route(through upstream: any PriceUpstream) {
+        self.upstream.withLock { $0 = upstream }
+    }
+
+    /// Applies `ticks` here: the latest prices, the alert hook and this node's streams. What `publish` does on a
+    /// single node; in cluster mode the price bus calls it with the ticks every node receives.
+    @discardableResult
+    public func deliver(_ ticks: [PriceTick]) -> Int {
         guard !ticks.isEmpty else { return 0 }
         let maxSymbols = configuration.maxKnownSymbols
         return publishOrder.withLock { _ -> Int in

@@ -1,4 +1,6 @@
+import CoinWatchCore
 public import CoinWatchModel
+public import CoinWatchProto
 
 /// One observed price, as feeds produce it and the hub, the streams and the alert engine consume it.
 ///
@@ -29,4 +31,22 @@ public struct PriceTick: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "\(symbol) \(price) @\(timeMs)\(sources > 0 ? " (\(sources) sources)" : "")\(isStale ? " stale" : "")"
     }
+}
+
+extension PriceTick {
+    /// The tick as the wire and the store carry it (`coinwatch.v1.Tick`).
+    public var message: V1.Tick { PriceWire.tick(self) }
+
+    /// A tick from outside (the wire, the price bus), checked as `PublishPrices` checks one; a `time_ms` of 0
+    /// becomes now. `field` names it in errors.
+    public init(validating message: V1.Tick, field: String) throws(ValidationError) {
+        self = try PriceWire.priceTick(message, field: field, nowMs: WallClock.milliseconds())
+    }
+}
+
+/// Where a hub in cluster mode sends what is published on this node: the price bus, which hands every tick back to
+/// every node's hub (`PriceHub.deliver`). Called on the publishing thread (a feed's, or the event loop that ran
+/// `PublishPrices`): it must only queue the ticks, never wait for the network.
+public protocol PriceUpstream: Sendable {
+    func publish(_ ticks: [PriceTick])
 }

@@ -1,3 +1,4 @@
+import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 
@@ -5,12 +6,25 @@ import CoinWatchRPC
 enum PendingWrite: Sendable {
     case save(SaveCommand, completion: @Sendable (Result<SavedSettings, RPCError>) -> Void)
     case delete(DeleteCommand, completion: @Sendable (Result<Bool, RPCError>) -> Void)
+    /// A value another node stored (cluster mode), at `revision` of the replicated settings; `nil`: deleted.
+    /// Nobody waits for it.
+    case replicated(DeviceID, V1.Settings?, revision: UInt64)
+
+    /// The device the write is for.
+    var device: DeviceID {
+        switch self {
+        case .save(let command, _): command.device
+        case .delete(let command, _): command.device
+        case .replicated(let device, _, _): device
+        }
+    }
 
     /// Tells the submitter that the write failed.
     func fail(_ error: RPCError) {
         switch self {
         case .save(_, let completion): completion(.failure(error))
         case .delete(_, let completion): completion(.failure(error))
+        case .replicated: break
         }
     }
 }

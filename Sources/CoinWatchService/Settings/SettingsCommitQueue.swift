@@ -102,6 +102,8 @@ struct SettingsRound: Sendable {
         case saved(V1.Settings)
         case deleted(existed: Bool)
         case failed(RPCError)
+        /// A value another node stored, applied here; nobody to answer.
+        case replicated
     }
 
     /// Counts rounds from 1; the writer's view of memory holds, per device, the round that last changed it.

@@ -1,5 +1,7 @@
+public import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchRPC
+import Synchronization
 
 extension SettingsStore {
     /// `SaveSettings`: patches the device's settings durably and answers with what is stored.
@@ -84,5 +86,24 @@ extension SettingsStore {
 
     func resumeWriter() {
         queue.resume()
+    }
+}
+
+extension SettingsStore {
+    // MARK: Cluster mode
+
+    /// Makes `replicator` the store of record: from the next round on, every change is written there (and
+    /// acknowledged) before it is answered, and a write that lost a race to another node is run again on the newer
+    /// value. Set once, before the server serves.
+    public func replicate(through replicator: any SettingsReplicator) {
+        writer.replicator.withLock { $0 = replicator }
+    }
+
+    /// Applies a value another node stored at `revision` (`nil`: the device's settings were deleted), in the
+    /// writer's order with the local writes; a value older than what this node's copy rests on is ignored. Any
+    /// thread; returns at once. False once the store is closing.
+    @discardableResult
+    public func applyReplicated(_ device: DeviceID, _ settings: V1.Settings?, revision: UInt64) -> Bool {
+        queue.enqueue(.replicated(device, settings, revision: revision), bypassingLimit: true) == nil
     }
 }

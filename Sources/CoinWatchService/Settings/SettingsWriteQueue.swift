@@ -40,12 +40,14 @@ final class SettingsWriteQueue: Sendable {
     }
 
     /// Queues `item`, or says why it cannot be queued (the store is closing, or too much is already pending).
-    func enqueue(_ item: PendingWrite) -> RPCError? {
+    /// `bypassingLimit`: for values other nodes already stored (cluster mode), which must not be refused for
+    /// load; their producer reads them one at a time from a bounded subscription.
+    func enqueue(_ item: PendingWrite, bypassingLimit: Bool = false) -> RPCError? {
         let (rejection, mustWake): (RPCError?, Bool) = state.withLock { state in
             if state.closing {
                 return (RPCError(code: .unavailable, message: "settings store is shutting down"), false)
             }
-            guard state.pending.count < limit else {
+            guard state.pending.count < limit || bypassingLimit else {
                 return (
                     RPCError(
                         code: .resourceExhausted,

@@ -37,6 +37,10 @@ final class SettingsWriter: Sendable {
     let observers = Mutex<[ChangeHandler]>([])
     let statistics = Mutex(SettingsStoreStats())
     let clock: @Sendable () -> Int64
+    /// Cluster mode's store of record (`SettingsStore.replicate(through:)`); nil on a single node.
+    let replicator = Mutex<(any SettingsReplicator)?>(nil)
+    /// How often a round runs a device's requests again after its replicated write lost a race.
+    static let maxReplicationAttempts = 8
     /// The last round the sync thread is done with: its values are in the table, or it failed.
     let publishedRound = Atomic<UInt64>(0)
     /// Bumped by the sync thread when a sync fails; rounds validated in an older epoch fail with it.
@@ -118,40 +122,127 @@ final class SettingsWriter: Sendable {
         }
         rounds.number += 1
         let nowMs = clock()
+        let replicator = self.replicator.withLock { $0 }
         // Canonical device id → its state after this round's requests so far (`.some(nil)`: deleted).
         var staged: [String: V1.Settings?] = [:]
-        var outcomes: [SettingsRound.Outcome] = []
-        outcomes.reserveCapacity(requests.count)
+        var outcomes = [SettingsRound.Outcome?](repeating: nil, count: requests.count)
         var changes: [SettingsChange] = []
         var attachedWrites: [(key: [UInt8], value: [UInt8])] = []
-        for request in requests {
-            switch request {
-            case .save(let command, _):
-                let key = command.device.rawValue
-                let current = latest(key, staged, rounds)
-                switch command.apply(to: current, nowMs: nowMs) {
-                case .success(let settings):
-                    staged[key] = .some(settings)
-                    changes.append(SettingsChange(device: command.device, old: current, new: settings))
-                    outcomes.append(.saved(settings))
-                    if let attached = command.attachedWrite { attachedWrites.append(attached) }
-                case .failure(let error):
-                    outcomes.append(.failed(error))
-                }
-            case .delete(let command, _):
-                let key = command.device.rawValue
-                let current = latest(key, staged, rounds)
-                if let error = command.check(against: current) {
-                    outcomes.append(.failed(error))
-                } else {
-                    if current != nil {
-                        staged[key] = .some(nil)
-                        changes.append(SettingsChange(device: command.device, old: current, new: nil))
+        // Values other nodes stored come first: they are already replicated, and a local request of this round
+        // must be checked and written against them (its conditional write rests on their revision).
+        var local: [Int] = []
+        for index in requests.indices {
+            guard case .replicated(let device, let settings, let revision) = requests[index] else {
+                local.append(index)
+                continue
+            }
+            outcomes[index] = .replicated
+            guard replicator?.accept(device, revision: revision) ?? true else { continue }
+            let current = latest(device.rawValue, staged, rounds)
+            staged[device.rawValue] = .some(settings)
+            changes.append(SettingsChange(device: device, old: current, new: settings))
+        }
+        // Local requests; in cluster mode the devices whose replicated write lost a race (or whose version check
+        // may rest on a stale copy) are refreshed and run again, at most `maxReplicationAttempts` times.
+        var attempt = 0
+        while !local.isEmpty {
+            attempt += 1
+            var attemptStaged: [String: V1.Settings?] = [:]
+            var attemptChanges: [(key: String, change: SettingsChange)] = []
+            // Writes a save carries with it (a device's first secret), kept only if the save stands.
+            var attemptAttached: [(key: String, write: (key: [UInt8], value: [UInt8]))] = []
+            var devices: [String: DeviceID] = [:]
+            for index in local {
+                let key = requests[index].device.rawValue
+                devices[key] = requests[index].device
+                let current = attemptStaged[key] ?? latest(key, staged, rounds)
+                switch requests[index] {
+                case .save(let command, _):
+                    switch command.apply(to: current, nowMs: nowMs) {
+                    case .success(let settings):
+                        attemptStaged[key] = .some(settings)
+                        attemptChanges.append((key, SettingsChange(device: command.device, old: current, new: settings)))
+                        outcomes[index] = .saved(settings)
+                        if let attached = command.attachedWrite { attemptAttached.append((key, attached)) }
+                    case .failure(let error):
+                        outcomes[index] = .failed(error)
                     }
-                    outcomes.append(.deleted(existed: current != nil))
+                case .delete(let command, _):
+                    if let error = command.check(against: current) {
+                        outcomes[index] = .failed(error)
+                    } else {
+                        if current != nil {
+                            attemptStaged[key] = .some(nil)
+                            attemptChanges.append((key, SettingsChange(device: command.device, old: current, new: nil)))
+                        }
+                        outcomes[index] = .deleted(existed: current != nil)
+                    }
+                case .replicated:
+                    break
                 }
             }
+            var retry = Set<String>()
+            var failed: [String: RPCError] = [:]
+            if let replicator {
+                let writes = attemptStaged.map { key, state in
+                    SettingsReplicaWrite(device: devices[key]!, record: state.map { $0.serializedBytes() })
+                }
+                for (write, outcome) in zip(writes, replicator.replicate(writes)) {
+                    switch outcome {
+                    case .stored: break
+                    case .conflict: retry.insert(write.device.rawValue)
+                    case .failed(let error): failed[write.device.rawValue] = error
+                    }
+                }
+                // A version mismatch on a device this round did not write may rest on a stale copy: confirm it.
+                for index in local {
+                    guard case .failed(let error)? = outcomes[index], error.code == .aborted else { continue }
+                    let key = requests[index].device.rawValue
+                    if attemptStaged[key] == nil, failed[key] == nil { retry.insert(key) }
+                }
+                for key in retry.sorted() {
+                    switch replicator.refresh(devices[key]!) {
+                    case .newer(let settings):
+                        let current = latest(key, staged, rounds)
+                        staged[key] = .some(settings)
+                        changes.append(SettingsChange(device: devices[key]!, old: current, new: settings))
+                    case .current where attemptStaged[key] != nil:
+                        // A lost race that finds nothing newer: the write was not stored, and running it again
+                        // would rest on the same revision.
+                        retry.remove(key)
+                        failed[key] = RPCError(code: .unavailable, message: "settings of \(key) not replicated; retry")
+                    case .current:
+                        // A version mismatch confirmed on the replicated value: it stands.
+                        retry.remove(key)
+                    case .failed(let error):
+                        retry.remove(key)
+                        failed[key] = error
+                    }
+                }
+            }
+            for (key, change) in attemptChanges where !retry.contains(key) && failed[key] == nil {
+                changes.append(change)
+            }
+            for (key, state) in attemptStaged where !retry.contains(key) && failed[key] == nil {
+                staged[key] = state
+            }
+            for (key, write) in attemptAttached where !retry.contains(key) && failed[key] == nil {
+                attachedWrites.append(write)
+            }
+            for index in local {
+                if let error = failed[requests[index].device.rawValue] { outcomes[index] = .failed(error) }
+            }
+            local = local.filter { retry.contains(requests[$0].device.rawValue) }
+            if attempt == Self.maxReplicationAttempts {
+                for index in local {
+                    outcomes[index] = .failed(RPCError(
+                        code: .aborted,
+                        message: "settings of \(requests[index].device.rawValue) are being changed on other nodes; retry"))
+                }
+                break
+            }
         }
+        let finalOutcomes = outcomes.map { $0 ?? .failed(RPCError(code: .internal, message: "settings request not processed")) }
         var records: [String: [UInt8]] = [:]
         var sequence: UInt64?
         var appendError: RPCError?
@@ -172,7 +263,7 @@ final class SettingsWriter: Sendable {
             }
         }
         return SettingsRound(
-            number: rounds.number, epoch: epoch, requests: requests, outcomes: outcomes, staged: staged,
+            number: rounds.number, epoch: epoch, requests: requests, outcomes: finalOutcomes, staged: staged,
             records: records, changes: changes, sequence: sequence, appendError: appendError)
     }
 
@@ -271,6 +362,8 @@ final class SettingsWriter: Sendable {
             for outcome in outcomes {
                 if case .failed = outcome {
                     stats.writesFailed += 1
+                } else if case .replicated = outcome {
+                    continue
                 } else {
                     stats.writesCommitted += 1
                 }
@@ -320,6 +413,8 @@ final class SettingsWriter: Sendable {
             completion(.success(SavedSettings(settings: settings, encodedResponse: response)))
         case (.delete(_, let completion), .deleted(let existed)):
             completion(.success(existed))
+        case (.replicated, _), (_, .replicated):
+            break
         case (.save, .deleted), (.delete, .saved):
             // Outcomes are appended in request order by the matching case above.
             preconditionFailure("settings writer paired a request with another kind's outcome")

@@ -20,6 +20,36 @@ struct OutputTests {
         #expect(object.description == #"{"symbol":"BTC \"x\"","price":"64250.5","off":null,"sequence":12,"existed":false}"#)
     }
 
+    @Test("a cluster node's health: its node, members, shards, leases and settings revision")
+    func clusterHealth() {
+        var cluster = V1.ClusterHealth()
+        cluster.nodeID = "node-2"
+        cluster.natsState = "connected"
+        cluster.natsServer = "nats://127.0.0.1:4222"
+        cluster.members = ["node-1", "node-2"]
+        cluster.ownedShards = (1 << 0) | (1 << 5) | (1 << 63)
+        var lease = V1.ClusterLease()
+        lease.key = "shard.05"
+        lease.ageMs = 1200
+        lease.validForMs = 3800
+        lease.token = 42
+        cluster.leases = [lease]
+        cluster.settingsRevision = 17
+        #expect(Presenter.clusterText(cluster) == """
+            cluster   node node-2, NATS connected (nats://127.0.0.1:4222)
+            members   node-1, node-2
+            shards    3 of 64 owned: 0 5 63
+            feed      not here
+            settings  revision 17, lag 0
+
+            """)
+        #expect(Presenter.clusterJSON(cluster).description == """
+            {"node_id":"node-2","nats_state":"connected","nats_server":"nats://127.0.0.1:4222","members":["node-1","node-2"],\
+            "owned_shards":[0,5,63],"runs_feed":false,"leases":[{"key":"shard.05","age_ms":1200,"valid_for_ms":3800,"token":42}],\
+            "settings_revision":17,"settings_lag":0}
+            """)
+    }
+
     @Test("settings as JSON: sorted rules, off sides null, zero thresholds off")
     func settingsJSON() throws {
         var settings = V1.Settings(deviceID: "phone-1", version: 3, updatedAtMs: 1_700_000_000_123)

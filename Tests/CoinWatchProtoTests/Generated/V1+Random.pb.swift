@@ -278,6 +278,9 @@ extension V1.HealthCheckResponse: RandomMessage {
         m.feeds = g.array(filled: filled) { g, filled in
             V1.FeedSourceHealth.random(using: &g, filled: filled, depth: depth + 1)
         }
+        m.cluster = g.optional(filled: filled) { g, filled in
+            V1.ClusterHealth.random(using: &g, filled: filled, depth: depth + 1)
+        }
         return m
     }
 }
@@ -298,6 +301,41 @@ extension V1.FeedSourceHealth: RandomMessage {
         m.messages = g.integer(filled: filled)
         m.rejectedMessages = g.integer(filled: filled)
         m.lastError = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.ClusterHealth: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.nodeID = g.string(filled: filled)
+        m.natsState = g.string(filled: filled)
+        m.natsServer = g.string(filled: filled)
+        m.members = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
+        m.ownedShards = g.integer(filled: filled)
+        m.runsFeed = g.bool(filled: filled)
+        m.leases = g.array(filled: filled) { g, filled in
+            V1.ClusterLease.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        m.settingsRevision = g.integer(filled: filled)
+        m.settingsLag = g.integer(filled: filled)
+        return m
+    }
+}
+
+extension V1.ClusterLease: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.key = g.string(filled: filled)
+        m.ageMs = g.integer(filled: filled)
+        m.validForMs = g.integer(filled: filled)
+        m.token = g.integer(filled: filled)
         return m
     }
 }

@@ -964,6 +964,96 @@ void   coinwatch__v1__feed_source_health__free_unpacked
   assert(message->base.descriptor == &coinwatch__v1__feed_source_health__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   coinwatch__v1__cluster_health__init
+                     (Coinwatch__V1__ClusterHealth         *message)
+{
+  static const Coinwatch__V1__ClusterHealth init_value = COINWATCH__V1__CLUSTER_HEALTH__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__cluster_health__get_packed_size
+                     (const Coinwatch__V1__ClusterHealth *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_health__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__cluster_health__pack
+                     (const Coinwatch__V1__ClusterHealth *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_health__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__cluster_health__pack_to_buffer
+                     (const Coinwatch__V1__ClusterHealth *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_health__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__ClusterHealth *
+       coinwatch__v1__cluster_health__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__ClusterHealth *)
+     protobuf_c_message_unpack (&coinwatch__v1__cluster_health__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__cluster_health__free_unpacked
+                     (Coinwatch__V1__ClusterHealth *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__cluster_health__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__cluster_lease__init
+                     (Coinwatch__V1__ClusterLease         *message)
+{
+  static const Coinwatch__V1__ClusterLease init_value = COINWATCH__V1__CLUSTER_LEASE__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__cluster_lease__get_packed_size
+                     (const Coinwatch__V1__ClusterLease *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_lease__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__cluster_lease__pack
+                     (const Coinwatch__V1__ClusterLease *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_lease__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__cluster_lease__pack_to_buffer
+                     (const Coinwatch__V1__ClusterLease *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__cluster_lease__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__ClusterLease *
+       coinwatch__v1__cluster_lease__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__ClusterLease *)
+     protobuf_c_message_unpack (&coinwatch__v1__cluster_lease__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__cluster_lease__free_unpacked
+                     (Coinwatch__V1__ClusterLease *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__cluster_lease__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor coinwatch__v1__decimal__field_descriptors[2] =
 {
   {
@@ -2234,7 +2324,7 @@ const ProtobufCEnumDescriptor coinwatch__v1__health_check_response__serving_stat
   coinwatch__v1__health_check_response__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[3] =
 {
   {
     "status",
@@ -2260,15 +2350,29 @@ static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "cluster",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__HealthCheckResponse, cluster),
+    &coinwatch__v1__cluster_health__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned coinwatch__v1__health_check_response__field_indices_by_name[] = {
+  2,   /* field[2] = cluster */
   1,   /* field[1] = feeds */
   0,   /* field[0] = status */
 };
-static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[1 + 1] =
+static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 4, 2 },
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor =
 {
@@ -2278,10 +2382,10 @@ const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descripto
   "Coinwatch__V1__HealthCheckResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__HealthCheckResponse),
-  2,
+  3,
   coinwatch__v1__health_check_response__field_descriptors,
   coinwatch__v1__health_check_response__field_indices_by_name,
-  1,  coinwatch__v1__health_check_response__number_ranges,
+  2,  coinwatch__v1__health_check_response__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__health_check_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2425,6 +2529,225 @@ const ProtobufCMessageDescriptor coinwatch__v1__feed_source_health__descriptor =
   coinwatch__v1__feed_source_health__field_indices_by_name,
   1,  coinwatch__v1__feed_source_health__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__feed_source_health__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__cluster_health__field_descriptors[9] =
+{
+  {
+    "node_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, node_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nats_state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, nats_state),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nats_server",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, nats_server),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "members",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Coinwatch__V1__ClusterHealth, n_members),
+    offsetof(Coinwatch__V1__ClusterHealth, members),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owned_shards",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FIXED64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, owned_shards),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "runs_feed",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, runs_feed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "leases",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Coinwatch__V1__ClusterHealth, n_leases),
+    offsetof(Coinwatch__V1__ClusterHealth, leases),
+    &coinwatch__v1__cluster_lease__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "settings_revision",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, settings_revision),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "settings_lag",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterHealth, settings_lag),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__cluster_health__field_indices_by_name[] = {
+  6,   /* field[6] = leases */
+  3,   /* field[3] = members */
+  2,   /* field[2] = nats_server */
+  1,   /* field[1] = nats_state */
+  0,   /* field[0] = node_id */
+  4,   /* field[4] = owned_shards */
+  5,   /* field[5] = runs_feed */
+  8,   /* field[8] = settings_lag */
+  7,   /* field[7] = settings_revision */
+};
+static const ProtobufCIntRange coinwatch__v1__cluster_health__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__cluster_health__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.ClusterHealth",
+  "ClusterHealth",
+  "Coinwatch__V1__ClusterHealth",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__ClusterHealth),
+  9,
+  coinwatch__v1__cluster_health__field_descriptors,
+  coinwatch__v1__cluster_health__field_indices_by_name,
+  1,  coinwatch__v1__cluster_health__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__cluster_health__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__cluster_lease__field_descriptors[4] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterLease, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "age_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterLease, age_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "valid_for_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterLease, valid_for_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "token",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__ClusterLease, token),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__cluster_lease__field_indices_by_name[] = {
+  1,   /* field[1] = age_ms */
+  0,   /* field[0] = key */
+  3,   /* field[3] = token */
+  2,   /* field[2] = valid_for_ms */
+};
+static const ProtobufCIntRange coinwatch__v1__cluster_lease__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__cluster_lease__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.ClusterLease",
+  "ClusterLease",
+  "Coinwatch__V1__ClusterLease",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__ClusterLease),
+  4,
+  coinwatch__v1__cluster_lease__field_descriptors,
+  coinwatch__v1__cluster_lease__field_indices_by_name,
+  1,  coinwatch__v1__cluster_lease__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__cluster_lease__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue coinwatch__v1__direction__enum_values_by_number[3] =

@@ -38,6 +38,8 @@ typedef struct Coinwatch__V1__Alert Coinwatch__V1__Alert;
 typedef struct Coinwatch__V1__HealthCheckRequest Coinwatch__V1__HealthCheckRequest;
 typedef struct Coinwatch__V1__HealthCheckResponse Coinwatch__V1__HealthCheckResponse;
 typedef struct Coinwatch__V1__FeedSourceHealth Coinwatch__V1__FeedSourceHealth;
+typedef struct Coinwatch__V1__ClusterHealth Coinwatch__V1__ClusterHealth;
+typedef struct Coinwatch__V1__ClusterLease Coinwatch__V1__ClusterLease;
 
 
 /* --- enums --- */
@@ -589,10 +591,14 @@ struct  Coinwatch__V1__HealthCheckResponse
    */
   size_t n_feeds;
   Coinwatch__V1__FeedSourceHealth **feeds;
+  /*
+   * This node's part in a cluster (coinwatchd --cluster); absent on a single node.
+   */
+  Coinwatch__V1__ClusterHealth *cluster;
 };
 #define COINWATCH__V1__HEALTH_CHECK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__health_check_response__descriptor) \
-    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, 0,NULL }
+    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, 0,NULL, NULL }
 
 
 /*
@@ -644,6 +650,84 @@ struct  Coinwatch__V1__FeedSourceHealth
 #define COINWATCH__V1__FEED_SOURCE_HEALTH__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__feed_source_health__descriptor) \
     , (char *)protobuf_c_empty_string, 0, 0, 0, 0, NULL, 0, 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A cluster node's state, as Health/Check reports it (docs/SCALING.md).
+ */
+struct  Coinwatch__V1__ClusterHealth
+{
+  ProtobufCMessage base;
+  /*
+   * This node's id (--node-id).
+   */
+  char *node_id;
+  /*
+   * The NATS connection: connected, reconnecting, disconnected, closed.
+   */
+  char *nats_state;
+  /*
+   * The NATS server this node is connected to now.
+   */
+  char *nats_server;
+  /*
+   * The ids of the live nodes, this one included, in order.
+   */
+  size_t n_members;
+  char **members;
+  /*
+   * The alert shards this node holds the leases of: bit n (value 1 << n) for shard n of 0-63.
+   */
+  uint64_t owned_shards;
+  /*
+   * Whether this node runs the live feed now.
+   */
+  protobuf_c_boolean runs_feed;
+  /*
+   * The leases this node holds.
+   */
+  size_t n_leases;
+  Coinwatch__V1__ClusterLease **leases;
+  /*
+   * The settings bucket's revision this node has read up to.
+   */
+  uint64_t settings_revision;
+  /*
+   * Values of the settings bucket not yet read when the last one was: the replication lag, in values.
+   */
+  uint64_t settings_lag;
+};
+#define COINWATCH__V1__CLUSTER_HEALTH__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__cluster_health__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0,NULL, 0, 0 }
+
+
+/*
+ * A lease a cluster node holds.
+ */
+struct  Coinwatch__V1__ClusterLease
+{
+  ProtobufCMessage base;
+  /*
+   * The lease's key: feed.<name> or shard.<NN>.
+   */
+  char *key;
+  /*
+   * Since the lease was taken, in milliseconds.
+   */
+  uint64_t age_ms;
+  /*
+   * How much longer the node may act on it without another renewal, in milliseconds.
+   */
+  uint64_t valid_for_ms;
+  /*
+   * The revision of the node's last write of it: its fencing token.
+   */
+  uint64_t token;
+};
+#define COINWATCH__V1__CLUSTER_LEASE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__cluster_lease__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /* Coinwatch__V1__Decimal methods */
@@ -1051,6 +1135,44 @@ Coinwatch__V1__FeedSourceHealth *
 void   coinwatch__v1__feed_source_health__free_unpacked
                      (Coinwatch__V1__FeedSourceHealth *message,
                       ProtobufCAllocator *allocator);
+/* Coinwatch__V1__ClusterHealth methods */
+void   coinwatch__v1__cluster_health__init
+                     (Coinwatch__V1__ClusterHealth         *message);
+size_t coinwatch__v1__cluster_health__get_packed_size
+                     (const Coinwatch__V1__ClusterHealth   *message);
+size_t coinwatch__v1__cluster_health__pack
+                     (const Coinwatch__V1__ClusterHealth   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__cluster_health__pack_to_buffer
+                     (const Coinwatch__V1__ClusterHealth   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__ClusterHealth *
+       coinwatch__v1__cluster_health__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__cluster_health__free_unpacked
+                     (Coinwatch__V1__ClusterHealth *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__ClusterLease methods */
+void   coinwatch__v1__cluster_lease__init
+                     (Coinwatch__V1__ClusterLease         *message);
+size_t coinwatch__v1__cluster_lease__get_packed_size
+                     (const Coinwatch__V1__ClusterLease   *message);
+size_t coinwatch__v1__cluster_lease__pack
+                     (const Coinwatch__V1__ClusterLease   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__cluster_lease__pack_to_buffer
+                     (const Coinwatch__V1__ClusterLease   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__ClusterLease *
+       coinwatch__v1__cluster_lease__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__cluster_lease__free_unpacked
+                     (Coinwatch__V1__ClusterLease *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Coinwatch__V1__Decimal_Closure)
@@ -1121,6 +1243,12 @@ typedef void (*Coinwatch__V1__HealthCheckResponse_Closure)
                   void *closure_data);
 typedef void (*Coinwatch__V1__FeedSourceHealth_Closure)
                  (const Coinwatch__V1__FeedSourceHealth *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__ClusterHealth_Closure)
+                 (const Coinwatch__V1__ClusterHealth *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__ClusterLease_Closure)
+                 (const Coinwatch__V1__ClusterLease *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1249,6 +1377,8 @@ extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_request__des
 extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor;
 extern const ProtobufCEnumDescriptor    coinwatch__v1__health_check_response__serving_status__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__feed_source_health__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__cluster_health__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__cluster_lease__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__coin_watch__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__health__descriptor;
 

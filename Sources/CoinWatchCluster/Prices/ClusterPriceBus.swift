@@ -1,0 +1,233 @@
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchService
+import Dispatch
+import Synchronization
+
+/// The price bus: what is published on this node goes to NATS once, and what NATS carries goes into this node's hub.
+///
+/// Two threads of its own, so neither a feed's thread nor an event loop ever waits for the network:
+/// - `cw-cluster-pub` takes what `publish` queued and publishes each tick to `coinwatch.prices.<SYMBOL>` with
+///   JetStream's asynchronous publish (the replay log stores it; every core subscriber — every node — receives it
+///   as the server routes it), then the batch's last tick of each symbol to the last-prices bucket.
+/// - `cw-cluster-bus` reads the subscription on `coinwatch.prices.*` and hands what arrived, in arrival order and
+///   in batches, to `PriceHub.deliver`. Each stream's sequence is made by the hub, so it stays gapless.
+///
+/// Before the first live tick is read, the last-prices bucket is read into the hub (a price newer than the one
+/// the hub has is delivered as a tick), so a `StreamPrices` call gets a correct snapshot on a node that just
+/// started; the same happens after the connection to NATS came back.
+final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
+    // @unchecked Sendable: `subscription` is set once in `start` before the threads start; everything else is
+    // immutable, atomic or behind `queue`.
+
+    struct Counters: Sendable {
+        var published = 0
+        var received = 0
+        var publishFailures = 0
+        var undecodable = 0
+        var droppedWhileQueued = 0
+    }
+
+    private struct Queue {
+        var ticks: [PriceTick] = []
+        var publisherAsleep = false
+        var stopping = false
+    }
+
+    let connection: NATSConnection
+    let jetStream: JetStream
+    let lastPrices: KeyValueBucket
+    let hub: PriceHub
+    let logger: Logger
+    /// Ticks waiting for the publisher; past this many (NATS unreachable for long) the oldest are dropped.
+    let queueLimit: Int
+    private let queue = Mutex(Queue())
+    private let publisherWake = DispatchSemaphore(value: 0)
+    private let counters = Mutex(Counters())
+    private let stopping = Atomic<Bool>(false)
+    private let resnapshotDue = Atomic<Bool>(false)
+    private let threadsDone = DispatchGroup()
+    private var subscription: NATSSubscription?
+
+    init(connection: NATSConnection, jetStream: JetStream, lastPrices: KeyValueBucket, hub: PriceHub, logger: Logger,
+         queueLimit: Int = 100_000) {
+        self.connection = connection
+        self.jetStream = jetStream
+        self.lastPrices = lastPrices
+        self.hub = hub
+        self.logger = logger
+        self.queueLimit = queueLimit
+    }
+
+    var stats: Counters { counters.withLock { $0 } }
+
+    /// Subscribes, reads the snapshot, routes the hub's publishes here and starts both threads.
+    func start() throws(ClusterError) {
+        let subscription = try connection.subscribe(ClusterLayout.priceSubjects)
+        // The subscription is known to the server once the flush returns: every tick published after this
+        // reaches us, so the snapshot read next can only be older than what follows it.
+        try connection.flush(timeoutMs: jetStream.waitMs)
+        self.subscription = subscription
+        loadSnapshot()
+        hub.route(through: self)
+        threadsDone.enter()
+        threadsDone.enter()
+        NamedThread.start(name: "cw-cluster-pub") { [self] in
+            runPublisher()
+            threadsDone.leave()
+        }
+        NamedThread.start(name: "cw-cluster-bus") { [self] in
+            runReceiver(subscription)
+            threadsDone.leave()
+        }
+    }
+
+    /// After a reconnect: read the last prices again (ticks may have been missed while away).
+    func connectionCameBack() {
+        resnapshotDue.store(true, ordering: .relaxed)
+    }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        let wake = queue.withLock { queue -> Bool in
+            queue.stopping = true
+            defer { queue.publisherAsleep = false }
+            return queue.publisherAsleep
+        }
+        if wake { publisherWake.signal() }
+        subscription?.close()
+        threadsDone.wait()
+    }
+
+    // MARK: Publishing (any thread → cw-cluster-pub)
+
+    func publish(_ ticks: [PriceTick]) {
+        let wake = queue.withLock { queue -> Bool in
+            guard !queue.stopping else { return false }
+            queue.ticks.append(contentsOf: ticks)
+            if queue.ticks.count > queueLimit {
+                let excess = queue.ticks.count - queueLimit
+                queue.ticks.removeFirst(excess)
+                counters.withLock { $0.droppedWhileQueued += excess }
+            }
+            defer { queue.publisherAsleep = false }
+            return queue.publisherAsleep
+        }
+        if wake { publisherWake.signal() }
+    }
+
+    private func runPublisher() {
+        var batch: [PriceTick] = []
+        while true {
+            let stop = queue.withLock { queue -> Bool? in
+                if !queue.ticks.isEmpty {
+                    swap(&batch, &queue.ticks)
+                    return false
+                }
+                if queue.stopping { return true }
+                queue.publisherAsleep = true
+                return nil
+            }
+            switch stop {
+            case true?: return
+            case nil:
+                publisherWake.wait()
+                continue
+            case false?:
+                break
+            }
+            var latest: [String: [UInt8]] = [:]
+            var failures = 0
+            for tick in batch {
+                let bytes = tick.message.serializedBytes()
+                do {
+                    try jetStream.publishAsync(ClusterLayout.priceSubject(tick.symbol.rawValue), bytes)
+                } catch {
+                    failures += 1
+                }
+                latest[tick.symbol.rawValue] = bytes
+            }
+            for (symbol, bytes) in latest {
+                do {
+                    try jetStream.publishAsync(lastPrices.subject(symbol), bytes)
+                } catch {
+                    failures += 1
+                }
+            }
+            let published = batch.count
+            counters.withLock { counters in
+                counters.published += published - min(failures, published)
+                counters.publishFailures += failures
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    // MARK: Receiving (cw-cluster-bus)
+
+    private func runReceiver(_ subscription: NATSSubscription) {
+        var batch: [PriceTick] = []
+        while !stopping.load(ordering: .relaxed) {
+            if resnapshotDue.exchange(false, ordering: .relaxed) {
+                loadSnapshot()
+            }
+            let first: NATSMessage?
+            do {
+                first = try subscription.next(timeoutMs: 200)
+            } catch {
+                if error.code == .closed { return }
+                continue
+            }
+            guard let first else { continue }
+            var undecodable = 0
+            append(first, to: &batch, undecodable: &undecodable)
+            // Everything already queued goes to the hub in one delivery.
+            while batch.count < 1_024, let next = try? subscription.next(timeoutMs: 0) {
+                append(next, to: &batch, undecodable: &undecodable)
+            }
+            let count = batch.count
+            counters.withLock { counters in
+                counters.received += count
+                counters.undecodable += undecodable
+            }
+            if !batch.isEmpty { hub.deliver(batch) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func append(_ message: NATSMessage, to batch: inout [PriceTick], undecodable: inout Int) {
+        if let tick = Self.decode(message.data) {
+            batch.append(tick)
+        } else {
+            undecodable += 1
+        }
+    }
+
+    static func decode(_ bytes: [UInt8]) -> PriceTick? {
+        guard let message = try? V1.Tick(serializedBytes: bytes) else { return nil }
+        return try? PriceTick(validating: message, field: "tick")
+    }
+
+    // MARK: Snapshot
+
+    /// Reads every symbol's last tick from the bucket and delivers those newer than what the hub has.
+    private func loadSnapshot() {
+        let entries: [KVEntry]
+        do {
+            entries = try lastPrices.entries()
+        } catch {
+            logger.warning("cannot read the last prices", ["error": error.message])
+            return
+        }
+        var newer: [PriceTick] = []
+        for entry in entries {
+            guard let tick = Self.decode(entry.value) else { continue }
+            if let current = hub.latestPrice(of: tick.symbol), current.timeMs >= tick.timeMs { continue }
+            newer.append(tick)
+        }
+        if !newer.isEmpty { hub.deliver(newer) }
+        logger.info("price snapshot read", ["symbols": "\(entries.count)", "newer": "\(newer.count)"])
+    }
+}

@@ -1,0 +1,156 @@
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchService
+import Dispatch
+import Synchronization
+
+/// The settings bucket as the settings store's replicator, and the consumer that brings other nodes' saves in.
+///
+/// The bucket (`coinwatch-settings`, one key per device, history 1) is the store of record: a value's revision is
+/// its stream sequence. `replicate` publishes each changed device with JetStream's expected last subject sequence
+/// set to the revision this node's copy rests on (`Nats-Expected-Last-Subject-Sequence`), so of two nodes saving
+/// the same device from the same version exactly one is stored; the other gets "wrong last sequence" and the
+/// writer refreshes and runs its request again (an `expected_version` save then answers `ABORTED`).
+///
+/// `cw-cluster-settings` reads an ordered consumer of the bucket's stream from the first message and hands every
+/// value to the store (`applyReplicated`), which applies those newer than what this node's copy rests on: a node
+/// that starts reads each device's last value once (history 1), then follows live. A delete is stored as an empty
+/// value, so it is conditional like a save and a catching-up node sees it as an ordinary value.
+final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
+    // @unchecked Sendable: `consumer` is set once in `start` before the thread starts; the rest is immutable,
+    // atomic or behind a Mutex.
+    let bucket: KeyValueBucket
+    let store: SettingsStore
+    let logger: Logger
+    /// Device (canonical id) → the revision this node's copy rests on.
+    private let revisions = Mutex<[String: UInt64]>([:])
+    private let stopping = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private var consumer: NATSSubscription?
+    /// The stream sequence of the last value read, and how many the consumer said were still to come.
+    let lastRead = Atomic<UInt64>(0)
+    let pendingAtLastRead = Atomic<UInt64>(0)
+    let applied = Atomic<Int>(0)
+    let conflicts = Atomic<Int>(0)
+
+    init(bucket: KeyValueBucket, store: SettingsStore, logger: Logger) {
+        self.bucket = bucket
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Reads what the bucket holds now into the store, makes the bucket the store's replicator, and starts
+    /// following it. Blocks until the values present at the start were handed to the store.
+    func start() throws(ClusterError) {
+        let consumer = try bucket.jetStream.orderedConsumer(
+            stream: bucket.streamName, subject: bucket.subject(">"), startSequence: 0)
+        self.consumer = consumer
+        store.replicate(through: self)
+        // Catch up: everything up to the bucket's last revision when we subscribed (none when it is empty).
+        let last = try bucket.jetStream.lastSequence(stream: bucket.streamName)
+        if last > 0 {
+            while let message = try consumer.next(timeoutMs: bucket.jetStream.waitMs, jetStream: true) {
+                hand(message)
+                if message.pending == 0 || message.streamSequence >= last { break }
+            }
+        }
+        NamedThread.start(name: "cw-cluster-settings") { [self] in
+            run(consumer)
+            done.signal()
+        }
+    }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
+        guard let consumer else { return }
+        consumer.close()
+        done.wait()
+    }
+
+    private func run(_ consumer: NATSSubscription) {
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                guard let message = try consumer.next(timeoutMs: 200, jetStream: true) else { continue }
+                hand(message)
+            } catch {
+                if error.code == .closed { return }
+            }
+        }
+    }
+
+    private func hand(_ message: NATSMessage) {
+        lastRead.store(message.streamSequence, ordering: .relaxed)
+        pendingAtLastRead.store(message.pending, ordering: .relaxed)
+        let prefix = bucket.subject("")
+        guard message.subject.hasPrefix(prefix),
+            let text = ClusterLayout.text(ofKeyToken: String(message.subject.dropFirst(prefix.utf8.count))),
+            let device = try? DeviceID(validating: text, field: "device_id")
+        else {
+            logger.warning("a settings key that names no device", ["subject": message.subject])
+            return
+        }
+        let settings: V1.Settings?
+        if message.data.isEmpty {
+            settings = nil
+        } else if let decoded = try? V1.Settings(serializedBytes: message.data) {
+            settings = decoded
+        } else {
+            logger.warning("a settings value that does not decode", ["device": device.rawValue])
+            return
+        }
+        if store.applyReplicated(device, settings, revision: message.streamSequence) {
+            applied.add(1, ordering: .relaxed)
+        }
+    }
+
+    static func key(_ device: DeviceID) -> String { ClusterLayout.keyToken(device.rawValue) }
+
+    // MARK: SettingsReplicator (the settings writer's thread)
+
+    func replicate(_ writes: [SettingsReplicaWrite]) -> [SettingsReplicaOutcome] {
+        writes.map { write -> SettingsReplicaOutcome in
+            let expected = revisions.withLock { $0[write.device.rawValue] ?? 0 }
+            do throws(ClusterError) {
+                let revision = try bucket.update(Self.key(write.device), write.record ?? [], revision: expected)
+                revisions.withLock { $0[write.device.rawValue] = max($0[write.device.rawValue] ?? 0, revision) }
+                return .stored
+            } catch {
+                if error.code == .conflict {
+                    conflicts.add(1, ordering: .relaxed)
+                    return .conflict
+                }
+                return .failed(RPCError(code: .unavailable, message: "settings not replicated: \(error.message)"))
+            }
+        }
+    }
+
+    func refresh(_ device: DeviceID) -> SettingsReplicaRefresh {
+        let entry: KVEntry?
+        do {
+            entry = try bucket.get(Self.key(device))
+        } catch {
+            return .failed(RPCError(code: .unavailable, message: "settings not readable from the cluster: \(error.message)"))
+        }
+        guard let entry else { return .current }
+        let settings: V1.Settings?
+        if entry.value.isEmpty {
+            settings = nil
+        } else {
+            guard let decoded = try? V1.Settings(serializedBytes: entry.value) else {
+                return .failed(RPCError(code: .dataLoss, message: "the cluster's settings of \(device.rawValue) do not decode"))
+            }
+            settings = decoded
+        }
+        return accept(device, revision: entry.revision) ? .newer(settings) : .current
+    }
+
+    func accept(_ device: DeviceID, revision: UInt64) -> Bool {
+        revisions.withLock { revisions in
+            guard revision > revisions[device.rawValue] ?? 0 else { return false }
+            revisions[device.rawValue] = revision
+            return true
+        }
+    }
+}

@@ -1,0 +1,92 @@
+@testable import CoinWatchCluster
+import CoinWatchModel
+import CoinWatchService
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+struct ClusterShardsTests {
+    @Test func everyShardHasExactlyOneAssignedNode() {
+        for members in [["a"], ["a", "b"], ["a", "b", "c"], ["n1", "n2", "n3", "n4", "n5"]] {
+            var owners = [Int](repeating: 0, count: AlertShards.count)
+            for node in members {
+                for shard in ClusterShards.assigned(to: node, members: members) { owners[shard] += 1 }
+            }
+            #expect(owners.allSatisfy { $0 == 1 }, "\(members)")
+            // Spread out: no node of several gets fewer than half its fair share.
+            for node in members where members.count > 1 {
+                let count = ClusterShards.assigned(to: node, members: members).count
+                #expect(count >= AlertShards.count / members.count / 2, "\(node) of \(members): \(count)")
+            }
+        }
+        for members in [["a", "b"], ["a", "b", "c"], ["node-1", "node-2", "node-3"]] {
+            for node in members where members.count > 1 {
+                let count = ClusterShards.assigned(to: node, members: members).count
+                #expect(count >= AlertShards.count / members.count / 2, "\(node) of \(members): \(count)")
+            }
+        }
+        // Losing a member moves only its shards.
+        let before = ClusterShards.assigned(to: "a", members: ["a", "b", "c"])
+        let after = ClusterShards.assigned(to: "a", members: ["a", "b"])
+        #expect(before.isSubset(of: after))
+        #expect(ClusterShards.assigned(to: "a", members: ["a"]).count == AlertShards.count)
+    }
+
+    @Test func theGateFiresOnlyForOwnedShards() throws {
+        let shards = ClusterShards()
+        let device = try DeviceID(validating: "phone-1")
+        #expect(!shards.fires(for: device))
+        shards.set(AlertShards.shard(of: device), owned: true)
+        #expect(shards.fires(for: device))
+        #expect(shards.ownedShards == [AlertShards.shard(of: device)])
+        shards.set(AlertShards.shard(of: device), owned: false)
+        #expect(!shards.fires(for: device))
+        #expect(ClusterShards.shard(ofLeaseKey: ClusterShards.leaseKey(7)) == 7)
+        #expect(ClusterShards.leaseKey(7) == "shard.07")
+    }
+}
+
+/// Leases against a real nats-server; nats.c calls block, so they run on a thread of their own.
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"))
+struct LeaseKeeperTests {
+    struct Outcome: Sendable {
+        var firstTook: [String] = []
+        var secondTook: [String] = []
+        var exclusive = false
+        var passedOn = false
+        var oldHolderStopped = false
+    }
+
+    @Test func aLeaseHasOneHolderAndPassesOnWhenItLapses() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let outcome = try await onOwnThread { () throws -> Outcome in
+            let connections = try (0..<2).map { _ in try testConnection(urls) }
+            defer { connections.forEach { $0.close() } }
+            let keepers = try connections.enumerated().map { index, connection in
+                let jetStream = try JetStream(connection: connection)
+                let bucket = try jetStream.keyValue(.init(name: "t-leases", ttlNs: 2_000_000_000))
+                return LeaseKeeper(bucket: bucket, nodeID: "node-\(index)", ttl: .seconds(2))
+            }
+            keepers.forEach { $0.want(["shard.01"]) }
+            var outcome = Outcome()
+            outcome.firstTook = keepers[0].tick().map(\.key)
+            outcome.secondTook = keepers[1].tick().map(\.key)
+            outcome.exclusive = keepers[0].isHeld("shard.01") && !keepers[1].isHeld("shard.01")
+            // The holder stops renewing (as if it died): the other takes the lease once the server let it lapse,
+            // and by then the old holder's own clock says it is no longer valid.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline, !outcome.passedOn {
+                outcome.passedOn = !keepers[1].tick().isEmpty
+                if !outcome.passedOn { usleep(20_000) }
+            }
+            outcome.oldHolderStopped = !keepers[0].isHeld("shard.01")
+            return outcome
+        }
+        #expect(outcome.firstTook == ["shard.01"])
+        #expect(outcome.secondTook.isEmpty)
+        #expect(outcome.exclusive)
+        #expect(outcome.passedOn)
+        #expect(outcome.oldHolderStopped)
+    }
+}

@@ -1,0 +1,116 @@
+@testable import CoinWatchCluster
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+/// The nats.c wrapper against a real nats-server: what the cluster layer relies on JetStream for.
+///
+/// Every nats.c call blocks its thread, so each test runs them on a thread of its own (`onOwnThread`), never on
+/// the cooperative pool the other tests share, and checks what that thread returns.
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"), .serialized)
+struct JetStreamTests {
+    @Test func coreMessagesReachASynchronousSubscription() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (received, leftOver) = try await onOwnThread { () throws -> ([String], Bool) in
+            let connection = try testConnection(urls)
+            let subscription = try connection.subscribe("t.prices.*")
+            try connection.flush(timeoutMs: 5_000)
+            for index in 0..<100 {
+                try connection.publish("t.prices.BTC", Array("\(index)".utf8))
+            }
+            var received: [String] = []
+            while received.count < 100, let message = try subscription.next(timeoutMs: 10_000) {
+                received.append(String(decoding: message.data, as: UTF8.self))
+            }
+            return (received, try subscription.next(timeoutMs: 0) != nil)
+        }
+        #expect(received == (0..<100).map(String.init))
+        #expect(!leftOver)
+    }
+
+    struct WriterOutcomes: Sendable {
+        var secondCreateRefused = false
+        var staleUpdate: ClusterError.Code?
+        var current: KVEntry?
+        var expected: KVEntry?
+        var missing: KVEntry?
+        var keys: [String] = []
+    }
+
+    @Test func conditionalWritesLetExactlyOneOfTwoWritersWin() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let outcomes = try await onOwnThread { () throws -> WriterOutcomes in
+            let connection = try testConnection(urls)
+            let jetStream = try JetStream(connection: connection)
+            let bucket = try jetStream.keyValue(.init(name: "t-settings"))
+            var outcomes = WriterOutcomes()
+            let first = try bucket.create("phone-1", [1])
+            outcomes.secondCreateRefused = (try? bucket.create("phone-1", [2])) == nil
+            // Two writers that both read revision `first`: the second finds another last sequence.
+            let second = try bucket.update("phone-1", [3], revision: first)
+            do throws(ClusterError) {
+                try bucket.update("phone-1", [4], revision: first)
+            } catch {
+                outcomes.staleUpdate = error.code
+            }
+            outcomes.current = try bucket.get("phone-1")
+            outcomes.expected = KVEntry(key: "phone-1", value: [3], revision: second)
+            outcomes.missing = try bucket.get("phone-2")
+            try bucket.put("phone-2", [])
+            outcomes.keys = try bucket.entries().map(\.key).sorted()
+            return outcomes
+        }
+        #expect(outcomes.secondCreateRefused)
+        #expect(outcomes.staleUpdate == .conflict, "a stale revision must be refused as a conflict")
+        #expect(outcomes.current == outcomes.expected)
+        #expect(outcomes.missing == nil)
+        #expect(outcomes.keys == ["phone-1", "phone-2"])
+    }
+
+    @Test func anOrderedConsumerStartsWhereItIsTold() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (seen, revisions) = try await onOwnThread { () throws -> ([UInt64], [UInt64]) in
+            let connection = try testConnection(urls)
+            let jetStream = try JetStream(connection: connection)
+            let bucket = try jetStream.keyValue(.init(name: "t-log"))
+            var revisions: [UInt64] = []
+            for index in 0..<10 {
+                revisions.append(try bucket.put("k\(index % 3)", [UInt8(index)]))
+            }
+            let consumer = try jetStream.orderedConsumer(
+                stream: bucket.streamName, subject: "$KV.t-log.>", startSequence: revisions[5])
+            var seen: [UInt64] = []
+            while let message = try consumer.next(timeoutMs: 5_000, jetStream: true) {
+                seen.append(message.streamSequence)
+                if message.pending == 0 { break }
+            }
+            return (seen, revisions)
+        }
+        // History 1 keeps each key's last value: what is left from revision 6 on is each key's last write.
+        #expect(seen == [revisions[7], revisions[8], revisions[9]])
+    }
+
+    @Test func aBucketWithATimeToLiveForgetsValuesNotWrittenAgain() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (refusedWhileLive, takenAfterExpiry) = try await onOwnThread { () throws -> (Bool, Bool) in
+            let connection = try testConnection(urls)
+            let jetStream = try JetStream(connection: connection)
+            let bucket = try jetStream.keyValue(.init(name: "t-leases", ttlNs: 1_000_000_000))
+            try bucket.create("shard.01", Array("a".utf8))
+            let refused = (try? bucket.create("shard.01", Array("b".utf8))) == nil
+            // The server removes the value once it is older than the bucket's age; then a create succeeds.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                if (try? bucket.create("shard.01", Array("b".utf8))) != nil { return (refused, true) }
+                usleep(20_000)
+            }
+            return (refused, false)
+        }
+        #expect(refusedWhileLive)
+        #expect(takenAfterExpiry)
+    }
+}

@@ -1,0 +1,378 @@
+import CoinWatchClient
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+import CoinWatchTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// coinwatchd nodes in cluster mode (`--cluster`) on a nats-server the test starts: one price bus, replicated
+/// settings, each alert fired by one node. Longer runs (kills under load) are in scripts/cluster-soak.
+@Suite(
+    .enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap installs it)"),
+    .serialized)
+struct ClusterDaemonTests {
+    /// A node in cluster mode. Tests end their nodes with `crash()` (SIGKILL): a graceful stop waits for open
+    /// streams up to the grace period, and it would wait on a thread of the pool every test shares.
+    static func startNode(_ nats: NATSCluster, _ name: String) async throws -> ServerProcess {
+        try await ServerProcess.start(arguments: ["--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s"])
+    }
+
+    static func client(_ server: ServerProcess) -> CoinWatchClient {
+        CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+    }
+
+    static func tick(_ symbol: String, _ price: Int64) -> V1.Tick {
+        var tick = V1.Tick()
+        tick.symbol = symbol
+        tick.price = V1.Decimal(ExactDecimal(price))
+        return tick
+    }
+
+    /// What one StreamPrices call received: (sequence, price) in arrival order.
+    final class Updates: Sendable {
+        let received = Mutex<[(sequence: UInt64, price: String)]>([])
+        var prices: [String] { received.withLock { $0.map(\.price) } }
+        var sequences: [UInt64] { received.withLock { $0.map(\.sequence) } }
+    }
+
+    static func follow(_ client: CoinWatchClient, _ symbol: String) -> (Updates, Task<Void, Never>) {
+        let updates = Updates()
+        let task = Task {
+            do {
+                for try await update in client.streamPrices(symbols: [symbol]) {
+                    let price = update.price.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: Int($0.scale)) }
+                    updates.received.withLock { $0.append((update.sequence, price.map { "\($0)" } ?? "?")) }
+                }
+            } catch {}
+        }
+        return (updates, task)
+    }
+
+    @Test func aTickPublishedOnOneNodeReachesStreamsOnTheOthers() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
+        let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
+        let c = try await Self.startNode(nats, "c")
+        defer { c.crash() }
+        let clients = [a, b, c].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let streams = clients[1...].map { Self.follow($0, "CWX") }
+        defer { streams.forEach { $0.1.cancel() } }
+        _ = try await clients[0].publish([Self.tick("CWX", 1)])
+        let first = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.contains("1") } }
+        #expect(first)
+        for price in Int64(2)...100 {
+            _ = try await clients[0].publish([Self.tick("CWX", price)])
+        }
+        let last = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.last == "100" } }
+        #expect(last)
+        for (updates, _) in streams {
+            let prices = updates.prices.compactMap { Int($0) }
+            // Each price once, in publish order (a stream may skip prices it was too slow for, never repeat one).
+            #expect(prices == prices.sorted() && Set(prices).count == prices.count, "\(prices)")
+            #expect(updates.sequences == Array(1...UInt64(updates.sequences.count)))
+        }
+        // A node started now serves the last price at once.
+        let d = try await Self.startNode(nats, "d")
+        defer { d.crash() }
+        let late = Self.client(d)
+        defer { late.close() }
+        let snapshot = try await late.prices(symbols: ["CWX"])
+        #expect(snapshot.first?.price == V1.Decimal(ExactDecimal(Int64(100))))
+    }
+
+    @Test func settingsSavedOnOneNodeAreReadOnAnotherAndRacesHaveOneWinner() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
+        let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
+        let clients = [a, b].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
+        #expect(saved.version == 1)
+        let readable = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == 1 }
+        #expect(readable)
+        for version in UInt64(1)...5 {
+            let known = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == version }
+            #expect(known)
+            async let left = Self.outcome(clients[0], "BTC", expecting: version)
+            async let right = Self.outcome(clients[1], "ETH", expecting: version)
+            let outcomes = await [left, right]
+            #expect(outcomes.filter { $0 == nil }.count == 1, "\(outcomes)")
+            #expect(outcomes.filter { $0 == .aborted }.count == 1, "\(outcomes)")
+        }
+    }
+
+    static func outcome(_ client: CoinWatchClient, _ symbol: String, expecting version: UInt64) async -> RPCError.Code? {
+        do {
+            _ = try await client.saveSettings(V1.SaveSettingsRequest(
+                device: "phone-1", symbol: symbol, below: ExactDecimal(Int64(version)), above: nil, expectedVersion: version))
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    final class AlertCounts: Sendable {
+        let value = Mutex<[String: Int]>([:])
+    }
+
+    /// A StreamAlerts call per device on each of `clients`, counting the alerts each device receives in all.
+    static func followAlerts(_ clients: [CoinWatchClient], _ devices: [String]) -> (AlertCounts, [Task<Void, Never>]) {
+        let counts = AlertCounts()
+        var tasks: [Task<Void, Never>] = []
+        for client in clients {
+            for device in devices {
+                tasks.append(Task {
+                    do {
+                        for try await _ in client.streamAlerts(device: device) {
+                            counts.value.withLock { $0[device, default: 0] += 1 }
+                        }
+                    } catch {}
+                })
+            }
+        }
+        return (counts, tasks)
+    }
+
+    /// What a node last said of its alert shards: "alert shards owned count=N assigned=M members=K".
+    static func shards(_ server: ServerProcess) -> (owned: Int, assigned: Int, members: Int) {
+        guard let line = server.log.split(separator: "\n").last(where: { $0.contains("alert shards owned") }) else {
+            return (0, -1, 0)
+        }
+        func number(_ name: String) -> Int {
+            guard let range = line.range(of: name + "=") else { return -1 }
+            return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? -1
+        }
+        return (number("count"), number("assigned"), number("members"))
+    }
+
+    /// Every node sees all `count` members and holds exactly the shards assigned to it: every shard has one owner
+    /// and none is about to move.
+    static func shardsSettled(_ nodes: [ServerProcess]) -> Bool {
+        let states = nodes.map(shards)
+        return states.allSatisfy { $0.members == nodes.count && $0.owned == $0.assigned }
+            && states.map(\.owned).reduce(0, +) == 64
+    }
+
+    /// Three nodes a, b and c with every shard owned and none about to move, `devices` with a rule above 100 on
+    /// `symbol` (saved across the nodes), and `symbol` at 50 on every node: one tick above 100 away from a crossing.
+    static func armedCluster(_ nats: NATSCluster, _ devices: [String], _ symbol: String) async throws
+        -> (nodes: [ServerProcess], clients: [CoinWatchClient])
+    {
+        var nodes: [ServerProcess] = []
+        for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
+        let clients = nodes.map(Self.client)
+        let settled = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(nodes) }
+        #expect(settled, "\(nodes.map(Self.shards))")
+        for (index, device) in devices.enumerated() {
+            _ = try await clients[index % 3].setRule(device: device, symbol: symbol, below: nil, above: ExactDecimal(Int64(100)))
+        }
+        _ = try await clients[0].publish([Self.tick(symbol, 50)])
+        let ready = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            for client in clients {
+                guard (try? await client.prices(symbols: [symbol]).first?.price) == V1.Decimal(ExactDecimal(Int64(50)))
+                else { return false }
+                for device in devices where (try? await client.settings(device: device).version) != 1 { return false }
+            }
+            return true
+        }
+        #expect(ready)
+        return (nodes, clients)
+    }
+
+    @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let devices = (0..<12).map { "watch-\($0)" }
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWA")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
+        // Health says the shards are split as the logs do: each node names itself and every member, no overlap.
+        var union: UInt64 = 0
+        var overlap: UInt64 = 0
+        for (client, name) in zip(clients, ["a", "b", "c"]) {
+            let cluster = try #require(try await client.healthCheck().cluster)
+            #expect(cluster.nodeID == name)
+            #expect(cluster.natsState == "connected")
+            #expect(cluster.members == ["a", "b", "c"])
+            #expect(cluster.leases.filter { $0.key.hasPrefix("shard.") }.count == cluster.ownedShards.nonzeroBitCount)
+            overlap |= union & cluster.ownedShards
+            union |= cluster.ownedShards
+        }
+        #expect(union == UInt64.max && overlap == 0)
+        // Every device's alerts, on every node.
+        let (counts, tasks) = Self.followAlerts(clients, devices)
+        defer { tasks.forEach { $0.cancel() } }
+        _ = try await clients[1].publish([Self.tick("CWA", 150)])
+        let fired = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
+        }
+        #expect(fired, "\(counts.value.withLock { $0 })")
+        // A duplicate would come from another node evaluating the same tick at about the same time: watch a while.
+        let duplicated = await Polling.eventually(timeout: .seconds(3), interval: .milliseconds(50)) {
+            counts.value.withLock { counts in devices.contains { counts[$0, default: 0] > 1 } }
+        }
+        #expect(!duplicated, "\(counts.value.withLock { $0 })")
+    }
+
+    @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let devices = (0..<12).map { "failover-\($0)" }
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWF")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
+        // Node c dies with its shards; the crossing comes at once, before anyone could take them over.
+        nodes[2].crash()
+        let (counts, tasks) = Self.followAlerts(Array(clients[..<2]), devices)
+        defer { tasks.forEach { $0.cancel() } }
+        _ = try await clients[1].publish([Self.tick("CWF", 150)])
+        // Every device's alert arrives: those of c's shards once a or b took them over (documented window:
+        // about lease TTL + a heartbeat; 2 s + 0.7 s here), fired from what they held back.
+        let fired = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
+        }
+        #expect(fired, "\(counts.value.withLock { $0 })")
+        let survivors = Array(nodes[..<2])
+        let tookOver = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(survivors) }
+        #expect(tookOver, "\(survivors.map(Self.shards))")
+        // At most the documented duplicate: one extra delivery of a crossing inside the window.
+        #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
+    }
+
+    @Test func aClientGivenSeveralNodesMovesToAnotherWhenOneGoesAway() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
+        let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
+        // A port nothing listens on first: the client skips it.
+        let dead = try await ServerProcess.start()
+        let deadAddress = dead.address
+        dead.crash()
+        let client = CoinWatchClient(configuration: try .init(address: "\(deadAddress),\(a.address),\(b.address)"))
+        defer { client.close() }
+        let saved = try await client.setRule(device: "roamer", symbol: "BTC", below: ExactDecimal(Int64(5)), above: nil)
+        #expect(try await client.healthCheck().cluster?.nodeID == "a")
+        // Node a dies: the next call connects to b, where the save is readable.
+        a.crash()
+        let moved = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            (try? await client.healthCheck(timeout: .seconds(5)).cluster?.nodeID) == "b"
+        }
+        #expect(moved)
+        let read = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await client.settings(device: "roamer").version) == saved.version }
+        #expect(read)
+    }
+
+    /// Saves `device` (its BTC rule below `price`) until one is acknowledged: while a NATS server is down its
+    /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried.
+    static func saveRetrying(_ client: CoinWatchClient, _ device: String, _ price: Int64) async -> V1.Settings? {
+        var saved: V1.Settings?
+        _ = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
+            saved = try? await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(price), above: nil)
+            return saved != nil
+        }
+        return saved
+    }
+
+    @Test func losingOneNATSServerOfThreeLosesNothing() async throws {
+        let nats = try await NATSCluster.start(servers: 3)
+        func node(_ name: String) async throws -> ServerProcess {
+            try await ServerProcess.start(arguments: [
+                "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--cluster-replicas", "3",
+            ])
+        }
+        let a = try await node("a")
+        defer { a.crash() }
+        let b = try await node("b")
+        defer { b.crash() }
+        let clients = [a, b].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        var acknowledged: [String: UInt64] = [:]
+        for index in 0..<10 {
+            let saved = await Self.saveRetrying(clients[index % 2], "r3-\(index)", Int64(index + 1))
+            acknowledged["r3-\(index)"] = saved?.version
+        }
+        #expect(acknowledged.values.count == 10)
+        // One server of three dies (the one either node may be connected to): a quorum remains.
+        nats.servers[0].kill()
+        for index in 10..<20 {
+            let saved = await Self.saveRetrying(clients[index % 2], "r3-\(index)", Int64(index + 1))
+            acknowledged["r3-\(index)"] = saved?.version
+        }
+        #expect(acknowledged.count == 20 && acknowledged.values.allSatisfy { $0 == 1 }, "\(acknowledged)")
+        _ = try? await clients[0].publish([Self.tick("CWR", 7)])
+        let priced = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            (try? await clients[1].prices(symbols: ["CWR"]).first?.price) == V1.Decimal(ExactDecimal(Int64(7)))
+        }
+        #expect(priced)
+        // Restarted, it rejoins (JetStream catches it up); every acknowledged save is readable on both nodes.
+        try await nats.servers[0].start()
+        let second = await Self.saveRetrying(clients[1], "r3-0", 100)
+        #expect(second?.version == 2)
+        let everywhere = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            for client in clients {
+                for (device, version) in acknowledged {
+                    guard let stored = try? await client.settings(device: device).version, stored >= version else {
+                        return false
+                    }
+                }
+            }
+            return true
+        }
+        #expect(everywhere)
+    }
+
+    @Test func theLiveFeedRunsOnOneNodeAndMovesWhenItDies() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        var nodes: [ServerProcess] = []
+        defer { nodes.forEach { $0.crash() } }
+        for name in ["a", "b"] {
+            nodes.append(try await ServerProcess.start(arguments: [
+                "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--feed", "sim",
+            ]))
+        }
+        let clients = nodes.map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        func runners() async -> [Bool]? {
+            var result: [Bool] = []
+            for client in clients {
+                guard let cluster = try? await client.healthCheck(timeout: .seconds(5)).cluster else { return nil }
+                result.append(cluster.runsFeed)
+            }
+            return result
+        }
+        let one = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { await runners()?.filter { $0 }.count == 1 }
+        #expect(one)
+        let runner = try #require(await runners()?.firstIndex(of: true))
+        let other = 1 - runner
+        // The feed's ticks reach the node that does not run it.
+        let flowing = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            (try? await clients[other].prices().isEmpty) == false
+        }
+        #expect(flowing)
+        nodes[runner].crash()
+        let movedOver = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            (try? await clients[other].healthCheck(timeout: .seconds(5)).cluster?.runsFeed) == true
+        }
+        #expect(movedOver)
+        let before = try await clients[other].prices().map(\.timeMs).max() ?? 0
+        let fresh = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            ((try? await clients[other].prices().map(\.timeMs).max()) ?? 0) > before
+        }
+        #expect(fresh)
+    }
+
+    @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
+        let result = try await onOwnThread { try ServerProcess.run([
+            "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
+            "--feed", "none", "--cluster", "nats://127.0.0.1:1",
+        ]) }
+        #expect(result.status != 0)
+        #expect(result.output.contains("cannot join the cluster"), "\(result.output)")
+    }
+}
