@@ -49,6 +49,10 @@ let package = Package(
             name: "CCoinWatchSystem",
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // MARK: Storage and wire
         .target(
@@ -82,6 +86,13 @@ let package = Package(
             name: "CoinWatchRPC",
             dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: hotPathSettings
+        ),
+
+        // MARK: Push (APNs over HTTP/2: libcurl on a thread of its own)
+        .target(
+            name: "CoinWatchPush",
+            dependencies: ["CCurl", "CoinWatchRPC", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
         ),
 
         // MARK: Service and client

@@ -1,0 +1,213 @@
+import CoinWatchLogging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The provider's thread: takes queued notifications, starts up to `capacity` transfers on the multi handle,
+/// and turns finished transfers into responses.
+///
+/// Every stored property is touched only on that thread (after `run` starts; `init` runs before it).
+final class APNsClientLoop: @unchecked Sendable {
+    private let configuration: APNsConfiguration
+    private let multi: CurlMulti
+    private let inbox: APNsInbox
+    private let counters: APNsCounters
+    private let logger: Logger
+    private let token: ProviderToken
+    private let settings: CurlTransfer.Settings
+    private let deviceURLPrefix: String
+
+    private var queue = FIFOQueue<APNsRequest>()
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var idle: [CurlTransfer] = []
+    private var responses: [APNsResponse] = []
+    /// Set while sending is paused after a refused fresh token: until when, and why.
+    private var pause: (until: ContinuousClock.Instant, reason: String)?
+    /// A token made after a refusal is tried with one notification before the rest follow.
+    private var confirmedGeneration = 0
+    /// Transport failures since the last answer, for logging the first and the recovery only.
+    private var failing = false
+
+    init(configuration: APNsConfiguration, multi: CurlMulti, signer: any ProviderTokenSigner, inbox: APNsInbox,
+         counters: APNsCounters, logger: Logger) throws(PushError) {
+        self.configuration = configuration
+        self.multi = multi
+        self.inbox = inbox
+        self.counters = counters
+        self.logger = logger
+        token = ProviderToken(
+            keyID: configuration.keyID, teamID: configuration.teamID, refresh: configuration.tokenRefresh,
+            signer: signer, wallClock: { Int64(time(nil)) })
+        settings = CurlTransfer.Settings(
+            plainHTTP: configuration.endpoint.lowercased().hasPrefix("http://"), caFile: configuration.caFile,
+            connectTimeoutMilliseconds: Self.milliseconds(configuration.connectTimeout))
+        deviceURLPrefix = configuration.endpoint + "/3/device/"
+        // One handle up front proves the options are accepted before the server reports itself started.
+        idle.append(try CurlTransfer(settings: settings))
+    }
+
+    func run(onResponses: @Sendable ([APNsResponse]) -> Void) {
+        while true {
+            let (requests, stopping) = inbox.take()
+            if stopping { break }
+            queue.append(contentsOf: requests)
+            let now = ContinuousClock.now
+            if let pause, now >= pause.until {
+                self.pause = nil
+                token.retryAfterPause()
+                logger.notice("retrying APNs delivery with a fresh provider token")
+            }
+            startTransfers(now: now)
+            multi.perform()
+            while let (easy, result) = multi.nextFinished() {
+                finish(easy, result)
+            }
+            publishCounters()
+            if !responses.isEmpty {
+                onResponses(responses)
+                responses.removeAll(keepingCapacity: true)
+            }
+            multi.poll(timeoutMilliseconds: pollTimeout(now: ContinuousClock.now))
+        }
+        for transfer in active.values {
+            multi.remove(transfer)
+        }
+        active.removeAll()
+        idle.removeAll()
+    }
+
+    /// How many transfers may run now: the capacity, or one while a token made after a refusal is unproven.
+    private var allowedTransfers: Int {
+        guard pause == nil else { return 0 }
+        if let current = token.current, current.replacesRejected, current.generation != confirmedGeneration { return 1 }
+        return configuration.capacity
+    }
+
+    private func startTransfers(now: ContinuousClock.Instant) {
+        while active.count < allowedTransfers, let request = queue.popFirst() {
+            let nowMilliseconds = Self.wallMilliseconds()
+            let expiresAt = request.expiration * 1000
+            if request.expiration != 0 && nowMilliseconds >= expiresAt {
+                responses.append(APNsResponse(request: request, status: 0, reason: "", failure: "", outcome: .expired))
+                continue
+            }
+            let current: ProviderToken.Token
+            do {
+                current = try token.token(now: now)
+            } catch {
+                queue.prepend(request)
+                enterPause(reason: "cannot sign a provider token: \(error)", now: now)
+                return
+            }
+            let transfer: CurlTransfer
+            do throws(PushError) {
+                if let reused = idle.popLast() {
+                    transfer = reused
+                } else {
+                    transfer = try CurlTransfer(settings: settings)
+                }
+            } catch {
+                queue.prepend(request)
+                logger.error("cannot start an APNs transfer", ["reason": error.message])
+                return
+            }
+            // Given up at the expiry at the latest, so a transfer libcurl still holds is never sent after it.
+            var timeout = Self.milliseconds(configuration.requestTimeout)
+            if request.expiration != 0 { timeout = max(1, min(timeout, Int(expiresAt - nowMilliseconds))) }
+            guard transfer.prepare(
+                request, url: deviceURLPrefix + request.deviceToken, authorization: current.header,
+                tokenGeneration: current.generation, timeoutMilliseconds: timeout),
+                multi.add(transfer)
+            else {
+                transfer.clear()
+                idle.append(transfer)
+                responses.append(APNsResponse(
+                    request: request, status: 0, reason: "", failure: "libcurl refused the transfer", outcome: .retry))
+                continue
+            }
+            active[transfer.easy] = transfer
+        }
+    }
+
+    private func finish(_ easy: UnsafeMutableRawPointer, _ result: CurlResult) {
+        guard let transfer = active.removeValue(forKey: easy), let request = transfer.request else { return }
+        multi.remove(transfer)
+        defer {
+            transfer.clear()
+            idle.append(transfer)
+        }
+        guard result.succeeded else {
+            let failure = transfer.failure(result)
+            if !failing {
+                failing = true
+                logger.warning("APNs did not answer; retrying with backoff", [
+                    "endpoint": configuration.endpoint, "reason": failure,
+                ])
+            }
+            responses.append(APNsResponse(request: request, status: 0, reason: "", failure: failure, outcome: .retry))
+            return
+        }
+        if failing {
+            failing = false
+            logger.notice("APNs answers again", ["endpoint": configuration.endpoint])
+        }
+        let status = transfer.status
+        let reason = APNsResponse.reason(fromBody: transfer.body)
+        if status == 403 {
+            providerTokenRefused(request, generation: transfer.tokenGeneration, reason: reason)
+            return
+        }
+        confirmedGeneration = max(confirmedGeneration, transfer.tokenGeneration)
+        responses.append(APNsResponse(
+            request: request, status: status, reason: reason, failure: "", outcome: APNsOutcome.of(status: status, reason: reason)))
+    }
+
+    /// 403: APNs refused the provider token (ExpiredProviderToken, InvalidProviderToken, ...). The notification
+    /// goes back to the front of the queue: once more with a fresh token, and if that one is refused too, after
+    /// the pause.
+    private func providerTokenRefused(_ request: APNsRequest, generation: Int, reason: String) {
+        queue.prepend(request)
+        let now = ContinuousClock.now
+        switch token.rejected(generation: generation, now: now) {
+        case .retry:
+            logger.debug("APNs refused the provider token; making a fresh one", ["reason": reason])
+        case .pause:
+            enterPause(reason: "APNs refused a freshly made provider token (\(reason.isEmpty ? "403" : reason))", now: now)
+        }
+    }
+
+    private func enterPause(reason: String, now: ContinuousClock.Instant) {
+        guard pause == nil else { return }
+        pause = (now + configuration.pauseAfterRejectedToken, reason)
+        logger.error("APNs delivery paused: \(reason); check --apns-key-file, --apns-key-id and --apns-team-id", [
+            "key_id": configuration.keyID, "team_id": configuration.teamID,
+            "retry_in": "\(Self.milliseconds(configuration.pauseAfterRejectedToken) / 1000)s",
+        ])
+    }
+
+    private func publishCounters() {
+        counters.update(
+            queued: queue.count, inFlight: active.count, pauseReason: pause?.reason, tokensIssued: token.issued)
+    }
+
+    /// Sleep until libcurl's next timer (`curl_multi_poll` takes the earlier of the two), at most a second, or
+    /// not at all while there is work that can start.
+    private func pollTimeout(now: ContinuousClock.Instant) -> Int32 {
+        if !queue.isEmpty && active.count < allowedTransfers { return 0 }
+        if let pause {
+            return Int32(clamping: max(0, min(1000, Self.milliseconds(pause.until - now))))
+        }
+        return 1000
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    static func wallMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
