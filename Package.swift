@@ -100,6 +100,7 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
+                "CoinWatchPush",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -116,7 +117,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatchd",
-            dependencies: ["CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine"],
+            dependencies: [
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
+                "CoinWatchPush",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

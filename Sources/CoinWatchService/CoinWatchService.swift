@@ -20,6 +20,8 @@ public final class CoinWatchService: Sendable {
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
         public var slowSubscriberTimeout: Duration = .seconds(10)
         public var alerts = AlertService.Configuration()
+        /// Device registration and delivery to APNs (off unless a provider is given).
+        public var push = PushService.Configuration()
 
         public init() {}
     }
@@ -28,6 +30,7 @@ public final class CoinWatchService: Sendable {
     public let settings: SettingsStore
     public let hub: PriceHub
     public let alerts: AlertService
+    public let push: PushService
     public let feed: any PriceFeed
     public let health = HealthState()
     let logger: Logger
@@ -46,15 +49,34 @@ public final class CoinWatchService: Sendable {
             _ = try? armStates.value()
             throw error
         }
+        let delivery: PushDelivery
         do {
+            let registrations = try PushStorage.load(database)
+            if let first = registrations.unreadable.first {
+                logger.warning("device registrations not readable; those devices count as not registered", [
+                    "count": "\(registrations.unreadable.count)", "first": first,
+                ])
+            }
+            var backoff = PushDelivery.Configuration()
+            backoff.initialBackoff = configuration.push.initialBackoff
+            backoff.maxBackoff = configuration.push.maxBackoff
+            delivery = PushDelivery(
+                sender: configuration.push.sender, environment: configuration.push.environment,
+                defaultTopic: configuration.push.defaultTopic, registry: DeviceRegistry(registrations.registrations),
+                configuration: backoff, outboxExpiry: configuration.alerts.outboxExpiry, logger: logger.labeled("push"))
             alerts = try AlertService(
                 database: database, settings: settings, configuration: configuration.alerts,
-                logger: logger.labeled("alerts"), armStates: armStates)
+                logger: logger.labeled("alerts"), armStates: armStates, push: delivery)
         } catch {
             _ = try? armStates.value()
             settings.close()
             throw error
         }
+        push = PushService(
+            worker: alerts.worker, registry: delivery.registry, counters: delivery.counters,
+            sender: configuration.push.sender)
+        let push = self.push
+        health.reportPush { push.healthState }
         var hubConfiguration = PriceHub.Configuration()
         hubConfiguration.slowSubscriberTimeout = configuration.slowSubscriberTimeout
         let alerts = self.alerts
@@ -80,11 +102,13 @@ public final class CoinWatchService: Sendable {
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + health.methods
+        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + push.methods
+            + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.
     public func start() {
+        push.start()
         feed.start()
         health.setServing(true)
     }
@@ -101,6 +125,7 @@ public final class CoinWatchService: Sendable {
         health.setServing(false)
         feed.stop()
         hub.close()
+        push.close()
         alerts.close()
         settings.close()
     }

@@ -2,6 +2,7 @@ import CoinWatchAlertEngine
 public import CoinWatchLogging
 public import CoinWatchModel
 import CoinWatchProto
+import CoinWatchPush
 public import CoinWatchRPC
 public import CoinWatchStore
 import Dispatch
@@ -29,17 +30,24 @@ public final class AlertService: Sendable {
 
     let worker: AlertWorker
 
+    /// An alert service without push delivery.
     public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
                             logger: Logger = .disabled) throws {
-        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil)
+        let push = PushDelivery(
+            sender: nil, environment: .production, defaultTopic: "", registry: DeviceRegistry([:]),
+            configuration: PushDelivery.Configuration(), outboxExpiry: configuration.outboxExpiry, logger: logger)
+        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
+                      push: push)
     }
 
-    /// - Parameter armStates: the arm states, if the caller already started reading them (on another thread,
-    ///   while the settings loaded); read here otherwise.
+    /// - Parameters:
+    ///   - armStates: the arm states, if the caller already started reading them (on another thread, while the
+    ///     settings loaded); read here otherwise.
+    ///   - push: delivery of the outbox to APNs, run by the alert thread.
     init(database: Database, settings: SettingsStore, configuration: Configuration, logger: Logger,
-         armStates: BackgroundResult<AlertStorage.LoadedStates>?) throws {
+         armStates: BackgroundResult<AlertStorage.LoadedStates>?, push: PushDelivery) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
-        worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
+        worker = AlertWorker(database: database, engine: engine, configuration: configuration, push: push, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
         // collects the rules.
         let armStates = armStates ?? AlertStorage.startLoadingArmStates(database)
@@ -63,6 +71,7 @@ public final class AlertService: Sendable {
             worker.post(.settingsChanged(changes))
         })
         if let loadError { throw loadError }
+        try worker.loadPushQueue()
         worker.start()
     }
 

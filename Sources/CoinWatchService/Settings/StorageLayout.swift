@@ -37,6 +37,9 @@ enum StorageLayout {
     /// Reserved for the alert engine: alerts waiting for delivery.
     static let outboxPrefix: [UInt8] = Array("outbox:".utf8)
 
+    /// Push delivery: devices registered for APNs (see `PushStorage`).
+    static let pushPrefix: [UInt8] = Array("push:".utf8)
+
     /// The key of one device's settings.
     static func settingsKey(_ canonicalDeviceID: String) -> [UInt8] {
         var key = settingsPrefix
