@@ -89,11 +89,54 @@ public enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch alerts phone-1", "coinwatch alerts phone-1 --json"])
 
+    public static let devicesRegister = CommandSpec(
+        ["devices", "register"], arguments: "DEVICE TOKEN",
+        summary: "Register a device's APNs token for push alerts.",
+        details: """
+            Registers TOKEN (the APNs device token as hex, 64–200 digits) for DEVICE, so its alerts are pushed to
+            the phone through APNs. Registering again replaces the token and re-enables a device whose token APNs
+            had refused. Tokens from a development build of the app come from the APNs sandbox: give --sandbox.
+            Prints the registration as stored.
+            """,
+        options: [
+            OptionSpec("sandbox", .flag, help: "The token comes from the APNs sandbox (a development build)."),
+            OptionSpec("topic", .value(placeholder: "BUNDLE_ID"),
+                       help: "The app's bundle id, when it is not the server's default topic."),
+            OptionSpec("locale", .value(placeholder: "LOCALE"), help: "The device's locale, e.g. en-GB."),
+        ],
+        operands: [.device],
+        examples: [
+            "coinwatch devices register phone-1 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad",
+            "coinwatch devices register phone-1 740f4707…78ad --sandbox --topic com.example.coinwatch.dev",
+        ])
+
+    public static let devicesShow = CommandSpec(
+        ["devices", "show"], arguments: "DEVICE",
+        summary: "Show a device's push registration and delivery state.",
+        details: """
+            Shows the APNs registration of DEVICE: its token, environment and topic, whether delivery is active or
+            disabled (with APNs' reason and when), and the last alert APNs accepted. A device that is not registered
+            is an error (NOT_FOUND).
+            """,
+        operands: [.device],
+        examples: ["coinwatch devices show phone-1", "coinwatch devices show phone-1 --json"])
+
+    public static let devicesUnregister = CommandSpec(
+        ["devices", "unregister"], arguments: "DEVICE",
+        summary: "Stop pushing a device's alerts.",
+        details: "Removes the push registration of DEVICE. Unregistering a device that is not registered is not an error.",
+        operands: [.device],
+        examples: ["coinwatch devices unregister phone-1"])
+
     public static let health = CommandSpec(
         ["health"],
         summary: "Check that the server is serving.",
-        details: "Asks the server whether it is serving. Exits 0 when it is SERVING, 1 otherwise.",
-        examples: ["coinwatch health"])
+        details: """
+            Asks the server whether it is serving, and shows push delivery: whether it is on, and how many alerts are
+            queued, in flight, delivered, retried, expired and refused, and how many registered devices APNs disabled.
+            Exits 0 when it is SERVING, 1 otherwise.
+            """,
+        examples: ["coinwatch health", "coinwatch health --json"])
 
     public static let shell = CommandSpec(
         ["shell"],
@@ -115,7 +158,8 @@ public enum CommandCatalog {
 
     /// All commands, in help order.
     public static let all: [CommandSpec] = [
-        settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, health, shell, help,
+        settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, devicesRegister, devicesShow,
+        devicesUnregister, health, shell, help,
     ]
 
     /// Commands whose first word is `word` (several for `settings`).
@@ -144,9 +188,15 @@ public enum CommandCatalog {
         }.joined(separator: "\n")
         return HelpText.render(
             usage: groupUsage(word),
-            summary: "Alert settings of devices. Run `coinwatch help \(word) COMMAND` for a command's options.",
+            summary: "\(groupSummaries[word] ?? "Commands.") Run `coinwatch help \(word) COMMAND` for a command's options.",
             sections: [("COMMANDS", list)], optionGroups: [("GLOBAL OPTIONS", GlobalOptions.specs)])
     }
+
+    /// What each group of commands is about, for its help.
+    static let groupSummaries = [
+        "settings": "Alert settings of devices.",
+        "devices": "Push registrations of devices (APNs tokens) and their delivery state.",
+    ]
 
     static let overviewUsage = """
         coinwatch [options] COMMAND [arguments]
@@ -185,8 +235,16 @@ public enum CommandCatalog {
             alerts            {"id", "device_id", "symbol", "direction" ("above"|"below"), "threshold",
                                "price", "time_ms", "idempotency_key", "push_interest", "apns_collapse_id",
                                "apns_payload_json"}
+            devices register|show
+                              {"device_id", "apns_token", "environment" ("production"|"sandbox"), "topic",
+                               "locale", "registered_at_ms", "status" ("active"|"disabled"),
+                               "disabled_reason", "disabled_at_ms", "delivered", "last_delivered_alert_id",
+                               "last_delivered_at_ms"}
+            devices unregister {"device_id", "existed"}
             health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
-                               "server_version"}
+                               "server_version", "push": {"enabled", "endpoint", "paused", "pause_reason",
+                               "queued", "in_flight", "delivered", "retried", "expired", "rejected",
+                               "registered_devices", "disabled_devices"}}
         """
 
     static let exitSection = """

@@ -51,18 +51,21 @@ enum HealthCommand {
     static func run(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         try usage(CommandCatalog.health) { () throws(UsageError) in _ = try ArgumentReaders.exactly([], in: parsed) }
         let session = context.session
-        let (status, name, version) = try context.run { () throws(CLIError) in
+        let (report, name, version) = try context.run { () throws(CLIError) in
             let connection = try await session.connect()
             do throws(RPCError) {
-                let status = try await session.client.health()
-                return (status, connection.welcome.serverName, connection.welcome.serverVersion)
+                let report = try await session.client.healthReport()
+                return (report, connection.welcome.serverName, connection.welcome.serverVersion)
             } catch {
                 throw CLIError(error)
             }
         }
+        let status = report.status
         context.emit(
-            Presenter.healthText(status: status, address: session.address, serverName: name, serverVersion: version),
-            json: Presenter.healthJSON(status: status, address: session.address, serverName: name, serverVersion: version))
+            Presenter.healthText(
+                status: status, address: session.address, serverName: name, serverVersion: version, push: report.push),
+            json: Presenter.healthJSON(
+                status: status, address: session.address, serverName: name, serverVersion: version, push: report.push))
         return status == .serving ? ExitStatus.ok : ExitStatus.rpcError
     }
 }

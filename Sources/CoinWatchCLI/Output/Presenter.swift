@@ -137,23 +137,113 @@ public enum Presenter {
         return object
     }
 
+    // MARK: Devices
+
+    static func environmentName(_ environment: V1.PushEnvironment) -> String {
+        environment == .sandbox ? "sandbox" : "production"
+    }
+
+    static func deliveryStatusName(_ status: V1.DeliveryStatus) -> String {
+        switch status {
+        case .active: "active"
+        case .disabled: "disabled"
+        default: String(status.rawValue)
+        }
+    }
+
+    public static func deviceText(_ registration: V1.DeviceRegistration) -> String {
+        var out = "device       \(registration.deviceID)\n"
+        out += "token        \(registration.apnsToken)\n"
+        out += "environment  \(environmentName(registration.environment))\n"
+        out += "topic        \(registration.topic.isEmpty ? "(the server's default)" : registration.topic)\n"
+        if !registration.locale.isEmpty { out += "locale       \(registration.locale)\n" }
+        out += "registered   \(TimeText.iso8601(milliseconds: registration.registeredAtMs))\n"
+        if registration.status == .disabled {
+            out += "delivery     disabled: APNs refused the token (\(registration.disabledReason)) at "
+                + "\(TimeText.iso8601(milliseconds: registration.disabledAtMs)); register again to re-enable\n"
+        } else {
+            out += "delivery     \(deliveryStatusName(registration.status))\n"
+        }
+        if registration.delivered == 0 {
+            out += "delivered    none yet\n"
+        } else {
+            out += "delivered    \(registration.delivered), last \(TimeText.iso8601(milliseconds: registration.lastDeliveredAtMs))"
+                + " id=\(registration.lastDeliveredAlertID)\n"
+        }
+        return out
+    }
+
+    public static func deviceJSON(_ registration: V1.DeviceRegistration) -> JSONObject {
+        var object = JSONObject()
+        object.string("device_id", registration.deviceID)
+        object.string("apns_token", registration.apnsToken)
+        object.string("environment", environmentName(registration.environment))
+        object.string("topic", registration.topic)
+        object.string("locale", registration.locale)
+        object.integer("registered_at_ms", registration.registeredAtMs)
+        object.string("status", deliveryStatusName(registration.status))
+        object.string("disabled_reason", registration.disabledReason)
+        object.integer("disabled_at_ms", registration.disabledAtMs)
+        object.integer("delivered", registration.delivered)
+        object.string("last_delivered_alert_id", registration.lastDeliveredAlertID)
+        object.integer("last_delivered_at_ms", registration.lastDeliveredAtMs)
+        return object
+    }
+
+    public static func unregisteredText(device: String, existed: Bool) -> String {
+        existed ? "unregistered device '\(device)'\n" : "device '\(device)' was not registered\n"
+    }
+
     // MARK: Health
 
     public static func healthText(
-        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
+        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
+        push: V1.PushDeliveryState? = nil
     ) -> String {
         let server = [serverName, serverVersion].filter { !$0.isEmpty }.joined(separator: " ")
-        return "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
+        var out = "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
+        if let push { out += pushText(push) }
+        return out
+    }
+
+    /// `push  on, https://api.push.apple.com: 0 queued, …`, or `push  off`.
+    static func pushText(_ push: V1.PushDeliveryState) -> String {
+        guard push.enabled else {
+            return "push    off (coinwatchd runs without an APNs key); \(push.registeredDevices) registered devices\n"
+        }
+        var out = "push    on, \(push.endpoint)"
+        if push.paused { out += " — PAUSED: \(push.pauseReason)" }
+        out += "\n        \(push.queued) queued, \(push.inFlight) in flight, \(push.delivered) delivered, "
+            + "\(push.retried) retried, \(push.expired) expired, \(push.rejected) refused\n"
+        out += "        \(push.registeredDevices) registered devices, \(push.disabledDevices) disabled\n"
+        return out
     }
 
     public static func healthJSON(
-        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String
+        status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
+        push: V1.PushDeliveryState? = nil
     ) -> JSONObject {
         var object = JSONObject()
         object.string("status", status.description)
         object.string("server", address)
         object.string("server_name", serverName)
         object.string("server_version", serverVersion)
+        if let push {
+            var state = JSONObject()
+            state.bool("enabled", push.enabled)
+            state.string("endpoint", push.endpoint)
+            state.bool("paused", push.paused)
+            state.string("pause_reason", push.pauseReason)
+            state.integer("queued", push.queued)
+            state.integer("in_flight", push.inFlight)
+            state.integer("delivered", push.delivered)
+            state.integer("retried", push.retried)
+            state.integer("expired", push.expired)
+            state.integer("rejected", push.rejected)
+            state.integer("registered_devices", push.registeredDevices)
+            state.integer("disabled_devices", push.disabledDevices)
+            object.object("push", state)
+        }
         return object
     }
 }
