@@ -60,7 +60,7 @@ struct Daemon {
         logger.info("listening on \(rpc.host):\(port)", [
             "data": options.dataDirectory, "feed": service.feedDescription,
             "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
-            "devices": "\(service.deviceCount)",
+            "devices": "\(service.deviceCount)", "push": options.push.summary,
         ])
         let signals = SignalWatcher(logger: logger)
         signals.wait()
@@ -86,6 +86,7 @@ struct Daemon {
         configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
+        configuration.alerts.outboxExpiry = options.push.alertExpiry
         return configuration
     }
 

@@ -40,6 +40,7 @@ struct DaemonOptions {
                    default: "10s", help: "Close connections stuck above the high watermark this long."),
         OptionSpec("shutdown-grace", .value(placeholder: "DURATION"), environment: "COINWATCH_SHUTDOWN_GRACE", default: "10s",
                    help: "Time in-flight calls get on SIGTERM/SIGINT."),
+    ] + PushOptions.all + [
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
@@ -65,6 +66,7 @@ struct DaemonOptions {
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
+    var push: PushOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let listen = parsed["listen"]!
@@ -113,5 +115,6 @@ struct DaemonOptions {
             throw UsageError("--log-format: '\(parsed["log-format"]!)' is not text or json")
         }
         logFormat = format
+        push = try PushOptions(parsed)
     }
 }
