@@ -23,8 +23,13 @@ extension Connection {
                 inputReachedEnd()
                 return
             case .bytes(let count):
-                if deliveringFrames {
-                    deliver(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count))
+                if deliveringInput {
+                    let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
+                    if let streamDelegate {
+                        streamDelegate.bytesReceived(bytes, on: self)
+                    } else {
+                        deliver(bytes)
+                    }
                 }
                 reads += 1
                 // A short read means the socket is drained; level-triggered epoll calls us again
@@ -42,27 +47,72 @@ extension Connection {
         isDelivering = true
         defer {
             isDelivering = false
-            if state == .closed { decoder.releaseBuffer() }
+            if state == .closed || streamDelegate != nil { decoder.releaseBuffer() }
         }
-        while deliveringFrames {
+        while deliveringInput {
             let body: UnsafeRawBufferPointer?
             do {
                 body = try decoder.next(from: &input)
             } catch {
-                decodingFailed(error)
+                decodingFailed(error, remaining: input)
                 return
             }
             guard let body else { return }
             delegate?.frameReceived(body, on: self)
+            if streamDelegate != nil {
+                // The delegate switched protocols after this frame: the rest of the read is the new one's.
+                replay(UnsafeRawBufferPointer(start: nil, count: 0), input)
+                return
+            }
         }
     }
 
-    private func decodingFailed(_ error: FrameError) {
-        deliveringFrames = false
+    /// The decoder gave up on `error`; `remaining` is the unread rest of the current read.
+    private func decodingFailed(_ error: FrameError, remaining: UnsafeRawBufferPointer) {
+        deliveringInput = false
         delegate?.frameDecodingFailed(error, on: self)
+        if streamDelegate != nil {
+            // Recognised as another protocol: only a prefix can fail this way, so the bytes read so far
+            // are the four prefix bytes (some possibly from earlier reads) followed by the rest of this read.
+            deliveringInput = state == .open
+            error.prefix.withUnsafeBytes { replay($0, remaining) }
+            return
+        }
         if state == .open {
             close(afterFlush: options.closeTimeout)
         }
+    }
+
+    /// Delivers `first` then `second` to the byte-stream delegate, as one buffer when both are non-empty
+    /// (a protocol parser sees the stream's first bytes together, as they were sent).
+    private func replay(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) {
+        guard deliveringInput, let streamDelegate else { return }
+        if first.isEmpty || second.isEmpty {
+            let only = first.isEmpty ? second : first
+            if !only.isEmpty { streamDelegate.bytesReceived(only, on: self) }
+            return
+        }
+        withUnsafeTemporaryAllocation(byteCount: first.count + second.count, alignment: 1) { joined in
+            joined.baseAddress!.copyMemory(from: first.baseAddress!, byteCount: first.count)
+            (joined.baseAddress! + first.count).copyMemory(from: second.baseAddress!, byteCount: second.count)
+            streamDelegate.bytesReceived(UnsafeRawBufferPointer(joined), on: self)
+        }
+    }
+
+    /// Switches a frame-mode connection to byte-stream mode: from now on every read goes to `delegate`
+    /// as it is, and so does any input already read but not yet delivered as frames.
+    ///
+    /// Meant for protocol detection: called from ``ConnectionDelegate/frameDecodingFailed(_:on:)`` when the
+    /// first bytes are an HTTP request or a TLS handshake, the new delegate receives the whole stream from
+    /// its first byte; called from ``ConnectionDelegate/frameReceived(_:on:)``, it receives what followed
+    /// that frame. The frame delegate hears nothing more (not even ``ConnectionEventDelegate/connectionClosed(_:error:)``).
+    /// Loop only; the connection must be open.
+    public func switchToByteStream(_ delegate: any ByteStreamDelegate) {
+        eventLoop.preconditionInEventLoop()
+        precondition(state == .open, "switchToByteStream on a connection that is not open")
+        self.delegate = nil
+        streamDelegate = delegate
+        if !isDelivering { decoder.releaseBuffer() }
     }
 
     /// The peer sent FIN.
@@ -71,8 +121,8 @@ extension Connection {
         updateInterest()
         switch state {
         case .open:
-            deliveringFrames = false
-            delegate?.inputEnded(on: self)
+            deliveringInput = false
+            eventDelegate?.inputEnded(on: self)
         case .closing:
             if outputShutDown { finishClose(error: nil) }
         case .idle, .closed:

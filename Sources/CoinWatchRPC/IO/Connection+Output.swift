@@ -86,7 +86,7 @@ extension Connection {
         }
         if isWritable && output.queuedBytes > options.highWatermark {
             isWritable = false
-            delegate?.writabilityChanged(false, on: self)
+            eventDelegate?.writabilityChanged(false, on: self)
         }
     }
 
@@ -138,7 +138,7 @@ extension Connection {
         guard state == .open || state == .closing else { return }
         if !isWritable && output.queuedBytes <= options.lowWatermark {
             isWritable = true
-            delegate?.writabilityChanged(true, on: self)
+            eventDelegate?.writabilityChanged(true, on: self)
         }
         if state == .closing && output.isEmpty {
             beginLingering()

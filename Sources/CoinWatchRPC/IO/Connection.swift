@@ -1,7 +1,9 @@
-/// A connected TCP socket on one event loop: frames in, queued bytes out.
+/// A connected TCP socket on one event loop: frames (or raw bytes) in, queued bytes out.
 ///
-/// Input is read into the loop's shared read buffer and split by a ``FrameDecoder``; each complete
-/// frame body goes to the ``ConnectionDelegate`` without a copy. Output is queued (see
+/// Input is read into the loop's shared read buffer. In frame mode it is split by a ``FrameDecoder``
+/// and each complete frame body goes to the ``ConnectionDelegate`` without a copy; in byte-stream
+/// mode (``start(streamDelegate:options:)``, or ``switchToByteStream(_:)`` once the first bytes show
+/// another protocol) each read goes to the ``ByteStreamDelegate`` as it is. Output is queued (see
 /// ``enqueue(_:)`` and friends) and written by the loop at the end of the
 /// current iteration, so everything queued in one iteration leaves in one `sendmsg`.
 ///
@@ -40,8 +42,8 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var readingInput = true
     /// Reading paused by the user (input backpressure), independent of `readingInput`.
     var inputPaused = false
-    /// Decoded frames are handed to the delegate (not after a decoding error, nor while closing).
-    var deliveringFrames = true
+    /// Input is handed to the delegate (not after a decoding error, nor while closing).
+    var deliveringInput = true
     /// Inside the frame-delivery loop, where the decoder's buffer may be in the delegate's hands.
     var isDelivering = false
     /// `shutdown(SHUT_WR)` was sent (closing, all output written).
@@ -52,7 +54,10 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var inFlushQueue = false
     var decoder = FrameDecoder()
     var output = OutboundQueue()
+    /// The delegate in frame mode; nil in byte-stream mode.
     var delegate: (any ConnectionDelegate)?
+    /// The delegate in byte-stream mode; nil in frame mode. Exactly one of the two is set while open.
+    var streamDelegate: (any ByteStreamDelegate)?
     var options = ConnectionOptions()
     var closeTimer: TimerHandle?
 
@@ -82,6 +87,22 @@ public final class Connection: IOHandler, @unchecked Sendable {
         self.delegate = delegate
         self.options = options
         decoder = FrameDecoder(maxFrameBytes: options.maxFrameBytes)
+        register()
+    }
+
+    /// Registers with the loop and starts reading in byte-stream mode: every read goes to `delegate`
+    /// as it is (`options.maxFrameBytes` is not used). Call once, on the loop.
+    public func start(streamDelegate delegate: any ByteStreamDelegate, options: ConnectionOptions = ConnectionOptions()) {
+        eventLoop.preconditionInEventLoop()
+        guard state == .idle else {
+            preconditionFailure("Connection.start called twice or after close")
+        }
+        self.streamDelegate = delegate
+        self.options = options
+        register()
+    }
+
+    private func register() {
         state = .open
         do {
             registration = try eventLoop.register(fd, interest: .read, handler: self)
@@ -134,7 +155,7 @@ public final class Connection: IOHandler, @unchecked Sendable {
             finishClose(error: nil)
         case .open:
             state = .closing
-            deliveringFrames = false
+            deliveringInput = false
             // Unowned: finishClose cancels this timer, and the loop's registration keeps the
             // connection alive until finishClose; a weak capture would add a side table.
             closeTimer = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
@@ -165,7 +186,7 @@ public final class Connection: IOHandler, @unchecked Sendable {
         guard state != .closed else { return }
         state = .closed
         readingInput = false
-        deliveringFrames = false
+        deliveringInput = false
         if let registration {
             eventLoop.deregister(registration)
             self.registration = nil
@@ -182,9 +203,16 @@ public final class Connection: IOHandler, @unchecked Sendable {
             eventLoop.cancelTimer(closeTimer)
             self.closeTimer = nil
         }
-        let delegate = self.delegate
-        self.delegate = nil
-        delegate?.connectionClosed(self, error: error)
+        let events = eventDelegate
+        delegate = nil
+        streamDelegate = nil
+        events?.connectionClosed(self, error: error)
+    }
+
+    /// Whichever delegate is set, for the events both kinds hear.
+    var eventDelegate: (any ConnectionEventDelegate)? {
+        if let delegate { return delegate }
+        return streamDelegate
     }
 
     /// Stops reading from the socket until `resumeInput()`: input backpressure.

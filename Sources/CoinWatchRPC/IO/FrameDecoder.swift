@@ -138,8 +138,13 @@ public struct FrameDecoder: ~Copyable {
             error = .zeroLength(limit: maxFrameBytes)
         } else if Int(value) > maxFrameBytes {
             // Only a prefix we would reject anyway is examined, so a legal frame is never mistaken.
-            error = isFirst && Self.isHTTPPrefix(value)
-                ? .httpRequest(value, limit: maxFrameBytes) : .tooLarge(value, limit: maxFrameBytes)
+            if isFirst && Self.isHTTPPrefix(value) {
+                error = .httpRequest(value, limit: maxFrameBytes)
+            } else if isFirst && Self.isTLSHandshakePrefix(value) {
+                error = .tlsHandshake(value, limit: maxFrameBytes)
+            } else {
+                error = .tooLarge(value, limit: maxFrameBytes)
+            }
         } else {
             return Int(value)
         }
@@ -150,6 +155,12 @@ public struct FrameDecoder: ~Copyable {
     /// Whether 4 bytes (read as a big-endian integer) start an HTTP/1 request or the HTTP/2 preface.
     public static func isHTTPPrefix(_ value: UInt32) -> Bool {
         httpPrefixes.contains(value)
+    }
+
+    /// Whether 4 bytes (read as a big-endian integer) start a TLS handshake record: content type 22
+    /// (handshake), then a protocol version 3.x (SSL 3.0 to TLS 1.3 all write 0x03 first).
+    public static func isTLSHandshakePrefix(_ value: UInt32) -> Bool {
+        value >> 16 == 0x1603 && (value >> 8) & 0xFF <= 0x04
     }
 
     private static let httpPrefixes: [UInt32] = ["GET ", "POST", "PUT ", "HEAD", "DELE", "OPTI", "PATC",

@@ -7,6 +7,7 @@ public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
             case zeroLength
             case tooLarge
             case httpRequest
+            case tlsHandshake
         }
 
         private let value: Value
@@ -18,12 +19,16 @@ public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The first bytes of the connection are an HTTP request line or the HTTP/2 preface
         /// (`GET `, `POST`, `PRI `, …): a browser, curl or gRPC client on the wrong port.
         public static let httpRequest = Code(value: .httpRequest)
+        /// The first bytes of the connection are a TLS handshake record (`0x16 0x03 …`): a client speaking
+        /// TLS to a plaintext endpoint, or a TLS listener's connection before its handshake.
+        public static let tlsHandshake = Code(value: .tlsHandshake)
 
         public var description: String {
             switch value {
             case .zeroLength: "zeroLength"
             case .tooLarge: "tooLarge"
             case .httpRequest: "httpRequest"
+            case .tlsHandshake: "tlsHandshake"
             }
         }
     }
@@ -35,7 +40,8 @@ public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
     public let declaredLength: UInt32
     /// The decoder's limit.
     public let maxFrameBytes: Int
-    /// The four prefix bytes as received (for `httpRequest`, the start of the request line).
+    /// The four prefix bytes as received (for `httpRequest`, the start of the request line; for
+    /// `tlsHandshake`, the record header's type, version and the first byte of its length).
     public let prefix: [UInt8]
 
     public var description: String { "\(code): \(message)" }
@@ -56,5 +62,10 @@ public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
         return FrameError(code: .httpRequest,
                           message: "received an HTTP request (\"\(text)…\") on a framed-protocol connection",
                           declaredLength: length, maxFrameBytes: limit, prefix: prefix)
+    }
+
+    static func tlsHandshake(_ length: UInt32, limit: Int) -> FrameError {
+        FrameError(code: .tlsHandshake, message: "received a TLS handshake on a plaintext framed-protocol connection",
+                   declaredLength: length, maxFrameBytes: limit, prefix: FrameEncoder.header(bodyLength: Int(length)))
     }
 }

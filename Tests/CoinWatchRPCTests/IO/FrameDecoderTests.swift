@@ -137,6 +137,20 @@ struct FrameDecoderTests {
         #expect(split.error?.code == .httpRequest)
     }
 
+    @Test("a TLS handshake record at the start of a connection is recognised", arguments: [
+        [0x16, 0x03, 0x01, 0x02, 0x00, 0x01] as [UInt8], [0x16, 0x03, 0x03, 0x00, 0x7A, 0x01],
+    ])
+    func tlsPeek(record: [UInt8]) {
+        let whole = decode([record])
+        #expect(whole.error?.code == .tlsHandshake)
+        #expect(whole.error?.prefix == Array(record[..<4]))
+        let split = decode([Array(record[..<1]), Array(record[1...])])
+        #expect(split.error?.code == .tlsHandshake)
+        // The same bytes after a frame are only a length too large.
+        let later = decode([FrameEncoder.frame([1]) + record])
+        #expect(later.error?.code == .tooLarge)
+    }
+
     @Test("HTTP-looking bytes after the first frame are just an oversized length")
     func httpLaterIsTooLarge() {
         let body = pattern(count: 3, seed: 2)
