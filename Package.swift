@@ -182,7 +182,7 @@ let package = Package(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchPush", "CoinWatchLogging",
             ],
             swiftSettings: swiftSettings
         ),

@@ -172,13 +172,16 @@ final class AlertWorker: @unchecked Sendable {
 
     private func run() {
         var lastSweep = DispatchTime.now()
+        // The first round runs at once: it sends what `loadPushQueue` found in the outbox.
+        var first = true
         while true {
             var timeout = DispatchTime.now() + 60
             if let retry = push.nextRetry {
                 let (seconds, attoseconds) = max(.zero, retry - .now).components
                 timeout = min(timeout, .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
             }
-            _ = wake.wait(timeout: timeout)
+            if !first { _ = wake.wait(timeout: timeout) }
+            first = false
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
                 guard !inbox.paused || inbox.stopping else { return ([], false) }
                 defer {
