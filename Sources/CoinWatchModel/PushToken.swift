@@ -37,7 +37,10 @@ public struct PushToken: Sendable, Hashable, CustomStringConvertible {
 
     /// The first and last few digits, for logs: a token is an address, not a secret, but a log needs no more
     /// than this to tell two apart.
-    public var abbreviated: String { "\(rawValue.prefix(8))…\(rawValue.suffix(4))" }
+    public var abbreviated: String { Self.abbreviate(rawValue) }
+
+    /// `abbreviated` for a token held as text.
+    public static func abbreviate(_ token: String) -> String { "\(token.prefix(8))…\(token.suffix(4))" }
 
     public var description: String { rawValue }
 }
