@@ -133,7 +133,9 @@ final class PushDelivery {
                 tracked.removeValue(forKey: key)
                 continue
             }
-            let expiresAtMs = alert.timeMs + outboxExpiryMs
+            // The apns-expiration second: the alert is not sent from its start on, so no send is ever later than
+            // the expiration it carries.
+            let expiresAtMs = (alert.timeMs + outboxExpiryMs) / 1000 * 1000
             guard nowMs < expiresAtMs else {
                 round.outbox[key] = .some(nil)
                 round.pushCounts.expired += 1
