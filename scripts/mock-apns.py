@@ -279,6 +279,7 @@ class APNsProtocol(asyncio.Protocol):
                 state.hold_after = None
                 state.holding = True
         if state.holding:
+            state.record(dict(entry, status=0, reason="held"))
             self.held.append((stream_id, status, reason, entry))
             return
         self.answer(stream_id, status, reason, entry)
