@@ -4,8 +4,8 @@
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
 // Layers, bottom to top (each depends only on the ones below it):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
 //   runtime      CoinWatchRPC (epoll event loops, framing, calls)
 //   service      CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
@@ -53,6 +53,10 @@ let package = Package(
             name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            providers: [.apt(["libssl-dev"])]
+        ),
 
         // MARK: Storage and wire
         .target(
@@ -67,6 +71,11 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchTLS",
+            dependencies: ["COpenSSL", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -156,6 +165,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchStoreTests",
             dependencies: ["CoinWatchStore", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchTLSTests",
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

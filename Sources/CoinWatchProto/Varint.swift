@@ -38,4 +38,16 @@ public enum Varint {
         }
         bytes.append(UInt8(rest))
     }
+
+    /// `sint64`'s zigzag mapping, which keeps small negative numbers short: 0, -1, 1, -2 … become 0, 1, 2, 3 ….
+    @inlinable
+    public static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    /// The inverse of `zigzag(_:)`.
+    @inlinable
+    public static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    }
 }

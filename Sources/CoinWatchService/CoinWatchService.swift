@@ -1,3 +1,4 @@
+import CoinWatchAlertEngine
 public import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -41,10 +42,14 @@ public final class CoinWatchService: Sendable {
         let spec = try FeedSpec(parsing: configuration.feed)
         // Most of a start on a large store is two key ranges: every device's settings and the alert arm states.
         // The arm states are read on a second thread while the settings load (after any migration of the layout).
-        try SettingsStore.prepareSchema(of: database)
+        try Self.prepareStorage(database)
         let armStates = AlertStorage.startLoadingArmStates(database)
+        // The alert index is built from every device's rules: collected from the settings load's own pass.
+        var rulesAtLoad: [RuleRecord] = []
         do {
-            settings = try SettingsStore(database: database)
+            settings = try SettingsStore(database: database) { device, rule in
+                rulesAtLoad.append(AlertStorage.ruleRecord(device, rule))
+            }
         } catch {
             _ = try? armStates.value()
             throw error
@@ -66,7 +71,7 @@ public final class CoinWatchService: Sendable {
                 configuration: backoff, outboxExpiry: configuration.alerts.outboxExpiry, logger: logger.labeled("push"))
             alerts = try AlertService(
                 database: database, settings: settings, configuration: configuration.alerts,
-                logger: logger.labeled("alerts"), armStates: armStates, push: delivery)
+                logger: logger.labeled("alerts"), armStates: armStates, rulesAtLoad: rulesAtLoad, push: delivery)
         } catch {
             _ = try? armStates.value()
             settings.close()
@@ -98,6 +103,12 @@ public final class CoinWatchService: Sendable {
             settings.close()
             throw error
         }
+    }
+
+    /// Brings an older store's layout up to this build's, running every component's migrations in version order,
+    /// before any component loads; refuses a store laid out by a newer build.
+    static func prepareStorage(_ database: Database) throws(StoreError) {
+        try StorageSchema.prepare(database, migrations: AlertStorage.migrations)
     }
 
     /// Every method the service serves.

@@ -206,7 +206,7 @@ struct PriceUpdateFields {
                     guard let (decimalField, decimalType) = decimal.tag(), decimalType == 0,
                           let value = decimal.varint()
                     else { return nil }
-                    if decimalField == 1 { mantissa = Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1))) }
+                    if decimalField == 1 { mantissa = Varint.unzigzag(value) }
                     if decimalField == 2 { scale = value }
                 }
             case (4, 0):

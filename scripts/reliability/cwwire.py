@@ -79,7 +79,7 @@ class ProtocolError(Exception):
 class Client:
     """A blocking connection speaking raw frames; every read has a deadline."""
 
-    def __init__(self, port, host="127.0.0.1", handshake=True, timeout=10.0, name="reliability"):
+    def __init__(self, port, host="127.0.0.1", handshake=True, timeout=30.0, name="reliability"):
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.timeout = timeout
@@ -140,7 +140,7 @@ class Client:
         self.send(call(call_id, method, request, timeout_ms))
         return call_id
 
-    def unary(self, method, request, response_type=None, timeout_ms=10000):
+    def unary(self, method, request, response_type=None, timeout_ms=30000):
         """(status code, message, response or None); frames of other calls are skipped."""
         call_id = self.start(method, request, timeout_ms)
         while True:

@@ -119,6 +119,13 @@ def crash_under_load(ctx, rounds, clients):
             workers = [LoadClient(server.port, device, round_number, stop) for device in devices]
             for worker in workers:
                 worker.start()
+            # Kill only once the load is running (a busy machine may take a while to connect 50 clients), then at a
+            # random point of it.
+            deadline = time.monotonic() + 120
+            while sum(worker.count for worker in workers) == 0 and time.monotonic() < deadline:
+                if any(worker.error for worker in workers):
+                    break
+                time.sleep(0.02)
             time.sleep(random.uniform(0.3, 1.5))
             server.process.send_signal(signal.SIGKILL)
             server.process.wait(timeout=10)
@@ -289,7 +296,8 @@ def disk_full(ctx, devices=50):
         os.remove(filler)
         os.remove(filler + "-tail")
         recovered_after = None
-        for attempt in range(1, 21):
+        # Bounded polling, generous for a busy machine: the point is that saves recover, not how fast.
+        for attempt in range(1, 241):
             code, message, _ = client.unary(w.SAVE_SETTINGS, save_request("full-00", 300))
             if code == 0:
                 acked["full-00"] = 300

@@ -2,18 +2,20 @@ public import CoinWatchProto
 
 /// One method a server serves: its path and how to run it.
 ///
-/// Four shapes cover what CoinWatch needs without paying for what a method does
-/// not use:
-/// - `unary(_:inline:)` runs on the connection's event loop and returns at once.
-///   For in-memory reads; it must never block. `unary(_:inlineBytes:)` is the same
-///   working on the request's bytes, for the hottest reads; neither allocates a call.
-/// - `unary(_:deferred:)` hands the call to other machinery (a writer thread, say)
-///   that answers later from any thread through a `UnaryResponder`.
-/// - `unary(_:async:)` runs as a Swift task, for handlers written with `await`.
-/// - `serverStream(_:async:)` runs as a task writing through an `RPCWriter`,
-///   whose `write` suspends while the connection is above its high watermark;
-///   `serverStream(_:onLoop:)` hands a loop-bound `ServerStream` to code that
-///   manages many streams at once (the price hub).
+/// A method is one of three kinds, each paying only for what it uses:
+/// - **inline**: answered on the connection's event loop before the handler returns,
+///   with no call object, responder or call-table entry. For in-memory reads; it must
+///   never block. Made by `unary(_:inline:)` (decoded request, response encoded on the
+///   way out), `unary(_:inlineEncoded:)` (the handler holds the response encoded) and
+///   `unary(_:inlineBytes:)` (the handler reads the request's bytes itself, for the
+///   hottest reads).
+/// - **unary**: the call is handed to other machinery that answers later, from any
+///   thread, through a `UnaryResponder`: `unary(_:deferred:)`, and `unary(_:async:)`,
+///   which runs the handler as a Swift task.
+/// - **server stream**: `serverStream(_:onLoop:)` hands a loop-bound `ServerStream` to
+///   code that manages many streams at once (the price hub); `serverStream(_:async:)`
+///   runs a task writing through an `RPCWriter`, whose `write` suspends while the
+///   connection is above its high watermark.
 public struct RPCMethod: Sendable {
     /// `package.Service/Method`.
     public let path: String

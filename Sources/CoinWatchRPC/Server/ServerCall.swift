@@ -112,11 +112,7 @@ final class ServerCall: @unchecked Sendable {
 
     func sendMessage(_ payload: UnsafeRawBufferPointer) {
         guard !isFinished, let connection else { return }
-        connection.sendMessage(callID: id, payload: payload)
-    }
-
-    func sendMessage(shared payload: SharedBytes, suffix: UnsafeRawBufferPointer) {
-        guard !isFinished, let connection else { return }
-        connection.sendMessage(callID: id, shared: payload, suffix: suffix)
+        ServerConnection.writeMessageFrame(
+            callID: id, payload: payload, suffix: UnsafeRawBufferPointer(start: nil, count: 0), to: connection.connection)
     }
 }

@@ -24,28 +24,8 @@ extension ServerStream {
 
         /// Sends one message made of `payload` followed by `suffix`, both copied.
         public func send(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
-            connection?._withUnsafeGuaranteedRef { write(payload: payload, suffix: suffix, to: $0) }
-        }
-
-        private func write(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer, to connection: Connection) {
-            let count = payload.count + suffix.count
-            let bodyLength = FrameEnvelope.messageFrameSize(callID: callID, payloadCount: count)
-            let callID = self.callID
-            connection.withUnsafeOutputBuffer(capacity: FrameEncoder.headerSize + bodyLength) { buffer in
-                FrameEncoder.writeHeader(bodyLength: bodyLength, to: buffer.baseAddress!)
-                var cursor = FrameEncoder.headerSize
-                cursor += FrameEnvelope.writeMessageEnvelope(
-                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[cursor...]), callID: callID, payloadCount: count)
-                if !payload.isEmpty {
-                    (buffer.baseAddress! + cursor).copyMemory(from: payload.baseAddress!, byteCount: payload.count)
-                    cursor += payload.count
-                }
-                if !suffix.isEmpty {
-                    (buffer.baseAddress! + cursor).copyMemory(from: suffix.baseAddress!, byteCount: suffix.count)
-                    cursor += suffix.count
-                }
-                precondition(cursor == buffer.count, "Message frame size mismatch")
-                return buffer.count
+            connection?._withUnsafeGuaranteedRef {
+                ServerConnection.writeMessageFrame(callID: callID, payload: payload, suffix: suffix, to: $0)
             }
         }
     }

@@ -32,13 +32,6 @@ public struct ServerStream: Sendable {
         bytes.withUnsafeBytes { call.sendMessage($0) }
     }
 
-    /// Sends a payload encoded once and shared by many streams, followed by a
-    /// small per-stream `suffix` (protobuf fields appended to the message, such as
-    /// this stream's sequence number; concatenated encodings merge on decode).
-    public func send(shared payload: SharedBytes, suffix: UnsafeRawBufferPointer) {
-        call.sendMessage(shared: payload, suffix: suffix)
-    }
-
     /// Sends one message made of `payload` followed by a per-stream `suffix`, both copied into the
     /// connection's output right behind the frame envelope.
     ///

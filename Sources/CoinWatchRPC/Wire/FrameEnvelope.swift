@@ -71,9 +71,6 @@ enum FrameEnvelope {
 
     // MARK: Message
 
-    /// The most bytes `writeMessageEnvelope` writes.
-    static let maxMessageEnvelopeSize = 32
-
     /// Size of a `Frame{message: Message{call_id, payload}}` body for a payload of `payloadCount` bytes.
     static func messageFrameSize(callID: UInt64, payloadCount: Int) -> Int {
         messageEnvelopeSize(callID: callID, payloadCount: payloadCount) + payloadCount

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// A zero-copy reader for the three frames on the hot path: `Call` (every
 /// request a server receives), `Message` and `End` (every response a client
 /// receives).

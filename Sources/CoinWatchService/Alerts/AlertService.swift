@@ -3,7 +3,7 @@ public import CoinWatchLogging
 public import CoinWatchModel
 import CoinWatchProto
 import CoinWatchPush
-public import CoinWatchRPC
+import CoinWatchRPC
 public import CoinWatchStore
 import Dispatch
 import Foundation
@@ -36,16 +36,20 @@ public final class AlertService: Sendable {
         let push = PushDelivery(
             sender: nil, environment: .production, defaultTopic: "", registry: DeviceRegistry([:]),
             configuration: PushDelivery.Configuration(), outboxExpiry: configuration.outboxExpiry, logger: logger)
-        try self.init(database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
-                      push: push)
+        try self.init(
+            database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
+            rulesAtLoad: nil, push: push)
     }
 
     /// - Parameters:
     ///   - armStates: the arm states, if the caller already started reading them (on another thread, while the
     ///     settings loaded); read here otherwise.
+    ///   - rulesAtLoad: every device's rules as the settings store's load read them (its `onLoadedRule` hook), if
+    ///     the caller collected them; used when no change was committed since, else the rules are read again.
     ///   - push: delivery of the outbox to APNs, run by the alert thread.
-    init(database: Database, settings: SettingsStore, configuration: Configuration, logger: Logger,
-         armStates: BackgroundResult<AlertStorage.LoadedStates>?, push: PushDelivery) throws {
+    init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
+         logger: Logger = .disabled, armStates: BackgroundResult<AlertStorage.LoadedStates>?,
+         rulesAtLoad: [RuleRecord]?, push: PushDelivery) throws {
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, push: push, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
@@ -60,7 +64,10 @@ public final class AlertService: Sendable {
         }
         let worker = self.worker
         var loadError: (any Error)?
-        settings.observeChanges(initialRules: { rules in
+        settings.observeChangesSinceLoad({ changedSinceLoad in
+            // Decoding a million messages for their rules was most of the alert service's start-up: the rules the
+            // load read are taken when they are still current.
+            let rules = (changedSinceLoad ? nil : rulesAtLoad) ?? AlertStorage.ruleRecords(from: settings)
             do {
                 try worker.load(rules: rules, states: try armStates.value(), lastPrices: prices.lastPrices, clock: prices.clock)
             } catch {
@@ -86,27 +93,6 @@ public final class AlertService: Sendable {
     /// Stops the alert thread after it finished what was queued. Idempotent.
     public func close() {
         worker.stop()
-    }
-
-    /// `StreamAlerts`: pending outbox first, then live alerts, until cancelled. INVALID_ARGUMENT for a bad
-    /// `device_id`, UNAVAILABLE once the service is closing.
-    public var methods: [RPCMethod] {
-        [
-            .serverStream(V1.CoinWatch.streamAlerts, onLoop: { request, stream throws(RPCError) in
-                let device: DeviceID
-                do throws(ValidationError) {
-                    device = try DeviceID(validating: request.deviceID, field: "device_id")
-                } catch {
-                    throw RPCError(code: .invalidArgument, message: error.description)
-                }
-                let subscriber = AlertSubscriber(id: self.worker.nextSubscriberID(), device: device, stream: stream)
-                stream.onTerminate { _ in self.worker.post(.unsubscribe(device, subscriber.id)) }
-                // After `close()` nothing would ever be sent: end the call instead of leaving it open and silent.
-                guard self.worker.post(.subscribe(subscriber)) else {
-                    throw RPCError(code: .unavailable, message: "the alert service is shutting down")
-                }
-            }),
-        ]
     }
 }
 

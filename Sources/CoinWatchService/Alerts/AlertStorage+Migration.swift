@@ -3,6 +3,11 @@ import CoinWatchModel
 import CoinWatchStore
 
 extension AlertStorage {
+    /// The alert records' steps between schema versions, for `StorageSchema.prepare`.
+    static let migrations = [
+        StorageSchema.Migration(version: 2) { database throws(StoreError) in _ = try migrateTextArmStates(database) },
+    ]
+
     /// What a migration did.
     struct MigrationReport: Hashable, Sendable {
         /// Devices that got an `alert:arm:` record.

@@ -13,7 +13,7 @@ import CoinWatchStore
 /// | `outbox:<device>\0<symbol>` | the newest undelivered `coinwatch.v1.Alert` for that device and symbol |
 ///
 /// Schema version 1 kept arm states as one text record per side under `alert:state:`; opening such a store
-/// rewrites them (`migrateTextArmStates`).
+/// rewrites them (`migrations`).
 enum AlertStorage {
     static let armPrefix = Array("alert:arm:".utf8)
     /// Schema version 1's per-side text records, read only by the migration.
@@ -128,55 +128,24 @@ enum AlertStorage {
         return (lastPrices, clock)
     }
 
-    /// Every device's rules as the engine sees them, read from the settings table's stored records; a record not in
-    /// the form `SettingsRecord` reads in place is decoded instead.
-    static func ruleRecords(from table: SettingsTable) -> [RuleRecord] {
+    /// Every device's rules as the engine sees them, read from the settings store's records in memory: what the
+    /// alert service's start-up reads when the rules collected while the store loaded are stale or were not kept.
+    static func ruleRecords(from settings: SettingsStore) -> [RuleRecord] {
         var records: [RuleRecord] = []
-        records.reserveCapacity(table.count * 2)
-        var symbols = SymbolCache()
-        table.forEachRecord { key, record in
-            guard let device = try? DeviceID(validating: key) else { return }
-            let start = records.count
-            var key = key
-            let canonical = key.withUTF8 { id in
-                SettingsRecord.scan(record, deviceID: UnsafeRawBufferPointer(id)) { symbolBytes, below, above in
-                    if let rule = ruleRecord(device, symbolBytes, below, above, &symbols) { records.append(rule) }
-                }
-            }
-            guard !canonical else { return }
-            records.removeSubrange(start...)
-            for (symbol, rule) in rules(of: try? V1.Settings(serializedBytes: record)) {
-                records.append(RuleRecord(device: device, symbol: symbol, rule: rule))
-            }
-        }
+        records.reserveCapacity(settings.deviceCount * 2)
+        settings.forEachRule { device, rule in records.append(ruleRecord(device, rule)) }
         return records
     }
 
-    /// One rule of a record read by `SettingsRecord.scan`, as the engine sees it.
-    static func ruleRecord(
-        _ device: DeviceID,
-        _ symbolBytes: UnsafeRawBufferPointer,
-        _ below: SettingsRecord.StoredDecimal?,
-        _ above: SettingsRecord.StoredDecimal?,
-        _ symbols: inout SymbolCache
-    ) -> RuleRecord? {
-        guard let symbol = symbols.symbol(symbolBytes) else { return nil }
-        let rule = AlertRule(
-            below: below.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: $0.scale) },
-            above: above.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: $0.scale) }
-        )
-        return RuleRecord(device: device, symbol: symbol, rule: rule)
+    /// A stored rule as the engine sees it.
+    static func ruleRecord(_ device: DeviceID, _ rule: StoredRule) -> RuleRecord {
+        RuleRecord(device: device, symbol: rule.symbol, rule: AlertRule(below: rule.below, above: rule.above))
     }
 
     /// A device's rules as the engine sees them; symbols or thresholds that do not
     /// convert (never stored by the settings store) are skipped.
     static func rules(of settings: V1.Settings?) -> [Symbol: AlertRule] {
         guard let settings else { return [:] }
-        var rules: [Symbol: AlertRule] = [:]
-        for (text, rule) in settings.rules {
-            guard let symbol = try? Symbol(validating: text) else { continue }
-            rules[symbol] = AlertRule(below: rule.below.flatMap(ExactDecimal.init), above: rule.above.flatMap(ExactDecimal.init))
-        }
-        return rules
+        return StoredRule.rules(of: settings).mapValues { AlertRule(below: $0.below, above: $0.above) }
     }
 }

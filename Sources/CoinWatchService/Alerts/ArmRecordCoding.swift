@@ -1,7 +1,6 @@
 import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
-import CoinWatchRPC
 import CoinWatchStore
 
 /// The binary value of an `alert:arm:<device>` record: every rule side of one device with its arm state.
@@ -48,7 +47,7 @@ enum ArmRecordCoding {
                 case .armed: bytes.append(1)
                 case .disarmed: bytes.append(2)
                 }
-                Varint.append(zigzag(record.threshold.mantissa), to: &bytes)
+                Varint.append(Varint.zigzag(record.threshold.mantissa), to: &bytes)
                 bytes.append(UInt8(record.threshold.scale))
                 if case .armed(let generation) = record.state {
                     Varint.append(generation, to: &bytes)
@@ -94,7 +93,7 @@ enum ArmRecordCoding {
                 guard let stateByte = reader.byte(), stateByte <= 2 else { throw fail("an unknown arm state") }
                 guard let zigzagged = reader.varint() else { throw fail("a malformed threshold") }
                 guard let scale = reader.byte(),
-                      let threshold = ExactDecimal(mantissa: unzigzag(zigzagged), scale: Int(scale)),
+                      let threshold = ExactDecimal(mantissa: Varint.unzigzag(zigzagged), scale: Int(scale)),
                       threshold > .zero
                 else {
                     throw fail("a threshold that is not a positive decimal")
@@ -112,37 +111,8 @@ enum ArmRecordCoding {
         }
     }
 
-    /// The key as text when printable, else hex.
+    /// The key as text when printable, else hex; never shortened.
     static func describeKey(_ key: [UInt8]) -> String {
-        if key.allSatisfy({ (0x20..<0x7F).contains($0) }) {
-            return "'\(String(decoding: key, as: UTF8.self))'"
-        }
-        return "0x" + key.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
-
-    static func zigzag(_ value: Int64) -> UInt64 {
-        UInt64(bitPattern: (value << 1) ^ (value >> 63))
-    }
-
-    static func unzigzag(_ value: UInt64) -> Int64 {
-        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
-    }
-}
-
-/// `Symbol`s by their stored spelling, for loads that meet the same few symbols millions of times.
-struct SymbolCache {
-    private var entries: [(bytes: [UInt8], symbol: Symbol)] = []
-
-    /// The symbol spelled by `bytes`, or `nil` when they are not 2–10 of `A-Z 0-9`.
-    mutating func symbol(_ bytes: UnsafeRawBufferPointer) -> Symbol? {
-        for entry in entries where entry.bytes.elementsEqual(bytes) { return entry.symbol }
-        guard (2...10).contains(bytes.count),
-              bytes.allSatisfy({ (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) }),
-              let symbol = try? Symbol(validating: String(decoding: bytes, as: UTF8.self))
-        else {
-            return nil
-        }
-        if entries.count < 64 { entries.append((Array(bytes), symbol)) }
-        return symbol
+        StorageLayout.describe(key, limit: .max)
     }
 }

@@ -37,7 +37,7 @@ enum PriceUpdateEncoding {
     static func writePayload(
         symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, into buffer: UnsafeMutableRawBufferPointer
     ) -> Int {
-        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
+        let zigzag = Varint.zigzag(price.mantissa)
         let scale = UInt64(price.scale)
         let time = UInt64(bitPattern: sourceTimeMs)
         let start = buffer.baseAddress!
@@ -71,7 +71,7 @@ enum PriceUpdateEncoding {
 
     /// Bytes of the `Decimal` message for `price`.
     private static func decimalSize(_ price: ExactDecimal) -> Int {
-        let zigzag = UInt64(bitPattern: (price.mantissa << 1) ^ (price.mantissa >> 63))
+        let zigzag = Varint.zigzag(price.mantissa)
         let scale = UInt64(price.scale)
         return (zigzag == 0 ? 0 : 1 + Varint.size(zigzag)) + (scale == 0 ? 0 : 1 + Varint.size(scale))
     }

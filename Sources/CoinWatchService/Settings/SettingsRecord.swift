@@ -1,5 +1,4 @@
 import CoinWatchProto
-import CoinWatchRPC
 import Foundation
 
 /// Reads a stored `coinwatch.v1.Settings` record in place, without building the message, when it is in exactly the
@@ -119,7 +118,7 @@ enum SettingsRecord {
         var result = StoredDecimal(mantissa: 0, scale: 0)
         if reader.take(0x08) {
             guard let zigzagged = reader.minimalVarint(), zigzagged != 0 else { return nil }
-            result.mantissa = Int64(bitPattern: (zigzagged >> 1) ^ (0 &- (zigzagged & 1)))
+            result.mantissa = Varint.unzigzag(zigzagged)
         }
         if reader.take(0x10) {
             guard let scale = reader.minimalVarint(), (1...18).contains(scale) else { return nil }

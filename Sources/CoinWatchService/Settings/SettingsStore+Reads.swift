@@ -1,4 +1,3 @@
-import CoinWatchAlertEngine
 public import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchRPC
@@ -103,16 +102,40 @@ extension SettingsStore {
 }
 
 extension SettingsStore {
-    /// As `observeChanges(initial:onChange:)`, but `initial` receives every device's rules as the alert engine reads
-    /// them instead of every device's decoded settings: the rules collected while loading when nothing changed
-    /// since, else read from the stored records in memory. Decoding a million messages for their rules was most of
-    /// the alert service's start-up.
-    func observeChanges(initialRules: ([RuleRecord]) -> Void, onChange: @escaping ChangeHandler) {
+    /// Registers `onChange` for every change committed from now on, after calling `initial` with whether any change
+    /// was committed since the store loaded: a consumer that gathered what it needs while the store loaded (the
+    /// `onLoadedRule` hook of `init`) takes that when nothing changed, and reads the rules again (`forEachRule`)
+    /// otherwise. No batch is published while `initial` runs, so what it reads is current; it runs on the calling
+    /// thread.
+    func observeChangesSinceLoad(_ initial: (_ changedSinceLoad: Bool) -> Void, onChange: @escaping ChangeHandler) {
         writer.observers.withLock { handlers in
-            // The writer publishes under this lock, and publishing drops `rulesAtLoad`: what is taken here is current.
-            let atLoad = table.rulesAtLoad.withLock { $0.take() }
-            initialRules(atLoad ?? AlertStorage.ruleRecords(from: table))
+            initial(table.changedSinceLoad.load(ordering: .relaxed))
             handlers.append(onChange)
+        }
+    }
+
+    /// Calls `visit` with every rule of every device's committed settings, read from the stored records in memory
+    /// (a record not in the form `SettingsRecord` reads in place is decoded), one device after another in no
+    /// particular order. Holds each shard's lock while it reads the shard, so `visit` must be short.
+    func forEachRule(_ visit: (DeviceID, StoredRule) -> Void) {
+        var symbols = SymbolCache()
+        var rules: [StoredRule] = []
+        table.forEachRecord { key, record in
+            guard let device = try? DeviceID(validating: key) else { return }
+            rules.removeAll(keepingCapacity: true)
+            var key = key
+            let canonical = key.withUTF8 { id in
+                SettingsRecord.scan(record, deviceID: UnsafeRawBufferPointer(id)) { symbolBytes, below, above in
+                    if let rule = StoredRule(symbol: symbolBytes, below: below, above: above, symbols: &symbols) {
+                        rules.append(rule)
+                    }
+                }
+            }
+            if canonical {
+                for rule in rules { visit(device, rule) }
+            } else if let settings = try? V1.Settings(serializedBytes: record) {
+                for rule in StoredRule.rules(of: settings).values { visit(device, rule) }
+            }
         }
     }
 }

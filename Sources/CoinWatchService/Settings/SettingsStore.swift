@@ -33,10 +33,26 @@ public final class SettingsStore: Sendable {
     /// Opens the settings kept in `database`: checks (or, on a new store, writes) the schema version and loads
     /// every device's settings into memory, then starts the writer thread.
     ///
+    /// The store's other key ranges are not migrated here: `CoinWatchService` brings an older store up to date
+    /// (`StorageSchema.prepare`) before it opens its components.
+    ///
     /// - Throws: `StoreError` with code `.notSupported` when the store was written by a newer schema version,
     ///   `.corruption` when a stored record cannot be read back, or what LevelDB reports.
     public convenience init(database: Database, options: Options = Options()) throws(StoreError) {
         try self.init(database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds)
+    }
+
+    /// As `init(database:options:)`, calling `onLoadedRule` with every device's rules as the load reads them (the
+    /// alert service's start-up collects them this way instead of reading every record again).
+    convenience init(
+        database: Database,
+        options: Options = Options(),
+        onLoadedRule: @escaping (DeviceID, StoredRule) -> Void
+    ) throws(StoreError) {
+        try self.init(
+            database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds,
+            onLoadedRule: onLoadedRule
+        )
     }
 
     /// The designated initialiser. Without a `sink`, batches go through the settings journal (opened here, after
@@ -46,10 +62,11 @@ public final class SettingsStore: Sendable {
         database: Database,
         sink: (any SettingsBatchSink)?,
         options: Options,
-        clock: @escaping @Sendable () -> Int64
+        clock: @escaping @Sendable () -> Int64,
+        onLoadedRule: ((DeviceID, StoredRule) -> Void)? = nil
     ) throws(StoreError) {
         try options.validate()
-        try Self.prepareSchema(of: database)
+        try StorageSchema.check(database)
         let journal: WriteAheadJournal? = sink != nil ? nil : try WriteAheadJournal(
             path: StorageLayout.journalPath(database.path),
             database: database,
@@ -58,7 +75,7 @@ public final class SettingsStore: Sendable {
         )
         let table = SettingsTable()
         do throws(StoreError) {
-            try Self.load(from: database, into: table)
+            try Self.load(from: database, into: table, onLoadedRule: onLoadedRule)
         } catch {
             journal?.close()
             throw error

@@ -1,4 +1,3 @@
-import CoinWatchAlertEngine
 import CoinWatchProto
 import Synchronization
 
@@ -42,9 +41,9 @@ final class SettingsTable: Sendable {
     /// The key of `DeviceTable.hash`, random per process.
     private let seed = UInt64.random(in: .min ... .max)
 
-    /// Every device's rules as read while loading, in key order, until the first change after the load makes them
-    /// stale (`set` drops them): the alert service's start-up takes them instead of parsing every record again.
-    let rulesAtLoad = Mutex<[RuleRecord]?>(nil)
+    /// Whether the writer has published a change since the load (set under its observers' lock): until it has, what
+    /// a consumer gathered while the store loaded (the `onLoadedRule` hook) is still every device's current rules.
+    let changedSinceLoad = Atomic<Bool>(false)
 
     init() {
         shards = (0..<Self.shardCount).map { _ in Shard() }
@@ -109,7 +108,6 @@ final class SettingsTable: Sendable {
     /// - Parameter record: `value`'s encoding, when the caller has it (the writer just stored it): the response is
     ///   then that record behind a short header, the same bytes encoding the response would give, without encoding.
     func set(_ key: String, _ value: V1.Settings?, record: [UInt8]? = nil) {
-        rulesAtLoad.withLock { $0 = nil }
         guard let value else {
             withKey(key) { bytes, hash in withShard(for: hash) { $0.remove(bytes, hash: hash) } }
             return

@@ -193,6 +193,7 @@ final class SettingsWriter: Sendable {
     /// Makes the round visible to readers, then tells observers, on this thread and in request order.
     private func publish(_ staged: [String: V1.Settings?], _ records: [String: [UInt8]], _ changes: [SettingsChange]) {
         let handlers = observers.withLock { handlers in
+            if !staged.isEmpty { table.changedSinceLoad.store(true, ordering: .relaxed) }
             for (key, settings) in staged {
                 table.set(key, settings, record: records[key])
             }

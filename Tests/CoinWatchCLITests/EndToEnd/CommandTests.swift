@@ -151,7 +151,8 @@ struct CommandTests {
     func interruptedCall() async throws {
         let listener = try SilentListener()
         let process = try CLIProcess(["health", "--timeout", "5m"], server: "127.0.0.1:\(listener.port)")
-        try await Task.sleep(for: .milliseconds(300))
+        // Interrupt only once it is waiting for the answer (its Hello arrived), not while it is still starting.
+        try listener.waitForClientBytes()
         process.signal(SIGINT)
         let result = try await process.finish(timeout: .seconds(20))
         #expect(result.status == 130)

@@ -34,6 +34,9 @@ final class CLIProcess: Sendable {
         }
         if let value = inherited["SWIFT_BACKTRACE"] { environment["SWIFT_BACKTRACE"] = value }
         if let server { environment["COINWATCH_SERVER"] = server }
+        // A generous call deadline: on a busy machine a durable save in a debug build can take seconds. Tests of
+        // the deadline itself pass their own --timeout.
+        environment["COINWATCH_TIMEOUT"] = "60s"
         environment.merge(extra) { $1 }
         return environment
     }

@@ -54,5 +54,27 @@ final class SilentListener {
         try #require(bound == 0 && listen(fd, 16) == 0)
     }
 
-    deinit { close(fd) }
+    /// Connections taken by `waitForClientBytes`, kept open (and silent) until the listener goes.
+    private var accepted: [Int32] = []
+
+    /// Accepts one connection and waits until its client has sent something (its `Hello`): from then on the client
+    /// is past its start-up and waiting for an answer that never comes. Bounded by `seconds` for the accept and
+    /// again for the first byte.
+    func waitForClientBytes(seconds: Int = 60, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        // On Linux a listening socket's receive timeout bounds accept() too.
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let client = accept(fd, nil, nil)
+        try #require(client >= 0, "no client connected within \(seconds) s", sourceLocation: sourceLocation)
+        accepted.append(client)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var byte: UInt8 = 0
+        let received = recv(client, &byte, 1, Int32(MSG_PEEK))
+        try #require(received == 1, "the client sent nothing within \(seconds) s", sourceLocation: sourceLocation)
+    }
+
+    deinit {
+        for client in accepted { close(client) }
+        close(fd)
+    }
 }

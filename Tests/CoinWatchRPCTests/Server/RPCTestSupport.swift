@@ -6,8 +6,9 @@ import Synchronization
 /// A small service on the real runtime that exercises every handler shape.
 ///
 /// - `Health/Check` (inline): SERVING.
-/// - `GetSettings` (async): echoes the device id; "slow" sleeps 30 s (for
-///   deadlines and cancellation); "missing" fails NOT_FOUND.
+/// - `GetSettings` (async): echoes the device id; "slow" never answers (it ends
+///   only by a deadline, a cancel or a disconnect); "gated" answers once the test
+///   opens `gate`; "missing" fails NOT_FOUND.
 /// - `SaveSettings` (deferred): answered from another thread.
 /// - `GetPrices` (inline, from the request's bytes): answers a tick per symbol; the
 ///   first symbol "none" makes it return without answering, "twice" answer twice,
@@ -19,14 +20,18 @@ import Synchronization
 final class TestService: Sendable {
     let floodBytes = Atomic<Int>(0)
     let streamsEnded = Atomic<Int>(0)
+    let gate = Gate()
 
     var methods: [RPCMethod] {
         [
             .unary(V1.Health.check, inline: { _, _ in V1.HealthCheckResponse(status: .serving) }),
-            .unary(V1.CoinWatch.getSettings, async: { request, _ in
+            .unary(V1.CoinWatch.getSettings, async: { [gate] request, _ in
                 switch request.deviceID {
                 case "slow":
-                    try await Task.sleep(for: .seconds(30))
+                    // Longer than any test: only a deadline, a cancel or a disconnect ends it.
+                    try await Task.sleep(for: .seconds(24 * 3600))
+                case "gated":
+                    await gate.wait()
                 case "missing":
                     throw RPCError(code: .notFound, message: "no settings for device 'missing'")
                 default:
@@ -82,6 +87,32 @@ final class TestService: Sendable {
                 pump()
             }),
         ]
+    }
+}
+
+/// A latch for handlers: `wait` suspends until `open` is called (at once after it), so a test decides
+/// when a call may finish instead of guessing how long it will take.
+final class Gate: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -123,9 +123,8 @@ struct AlertStorageMigrationTests {
             #expect(b[.below]?.state == .disarmed)
             #expect(try Self.armRecord(database, "device-c")[.below]?.state == .awaitingPrice)
 
-            // The open raises the version once the rest is migrated.
-            let store = try SettingsStore(database: database)
-            store.close()
+            // The service's preparation raises the version once the rest is migrated.
+            try CoinWatchService.prepareStorage(database)
             #expect(try database.get(StorageLayout.schemaKey) == Array("2".utf8))
         }
     }
@@ -164,9 +163,11 @@ struct AlertStorageMigrationTests {
             defer { database.close() }
             try Self.put(database, "alert:last:BTC", "4900")
             try Self.putSettings(database, "device-a", ["BTC": rule(above: "5000")])
-            let settings = try SettingsStore(database: database)
+            var rulesAtLoad: [RuleRecord] = []
+            let settings = try SettingsStore(database: database) { rulesAtLoad.append(AlertStorage.ruleRecord($0, $1)) }
             _ = try await settings.save(V1.SaveSettingsRequest(deviceID: "device-b", setRules: ["BTC": rule(below: "4000")]))
-            let alerts = try AlertService(database: database, settings: settings)
+            // The rules collected at load miss device-b: the service must notice and read them again.
+            let alerts = try AlertService(database: database, settings: settings, armStates: nil, rulesAtLoad: rulesAtLoad)
             // Both devices' sides were placed against the last price and persisted at load.
             #expect(try Self.armRecord(database, "device-a")[.above]?.state == .armed(generation: 1))
             #expect(try Self.armRecord(database, "device-b")[.below]?.state == .armed(generation: 1))

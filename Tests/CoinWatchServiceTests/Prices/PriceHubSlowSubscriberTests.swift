@@ -24,7 +24,9 @@ struct PriceHubSlowSubscriberTests {
 
     @Test func stalledSubscriberIsConflatedThenEndedWhileOthersKeepReceiving() async throws {
         var configuration = PriceHub.Configuration()
-        configuration.slowSubscriberTimeout = .milliseconds(300)
+        // Long enough that the publish loop below sees the stream parked before it is ended, even when a busy
+        // machine pauses the test between a publish and the next statistics read.
+        configuration.slowSubscriberTimeout = .seconds(5)
         let harness = try HubHarness(hub: configuration, server: { server in
             server.highWatermark = 32 << 10
             server.lowWatermark = 8 << 10
@@ -82,7 +84,7 @@ struct PriceHubSlowSubscriberTests {
             return
         }
         #expect(frame.status?.code.rawValue == RPCError.Code.resourceExhausted.rawValue)
-        #expect(frame.status?.message.contains("did not keep up for 300 ms") == true)
+        #expect(frame.status?.message.contains("did not keep up for 5 s") == true)
         #expect(frame.status?.message.contains("conflated to the latest per symbol") == true)
         stalled.close()
         await harness.shutdown()

@@ -1,5 +1,4 @@
 @testable import CoinWatchService
-import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
@@ -135,21 +134,37 @@ struct SettingsRecordTests {
                 let encoded = try store.getSettingsEncoded(request).get()
                 #expect(encoded == V1.GetSettingsResponse(settings: settings).serializedBytes())
                 #expect(store.allSettings() == [settings])
-                let expected = RuleRecord(
-                    device: try device("phone-1"), symbol: try Symbol(validating: "BTC"),
-                    rule: AlertRule(below: ExactDecimal("60000.5"), above: ExactDecimal(70000))
-                )
-                #expect(store.table.rulesAtLoad.withLock { $0 } == [expected])
             }
-            // A save over a record read in place starts from its decoded settings.
+            // The load hook and a later read of the records in memory see the same rules, in either form.
+            let expected = [
+                RuleVisit(
+                    device: try device("phone-1"),
+                    rule: StoredRule(
+                        symbol: try Symbol(validating: "BTC"), below: ExactDecimal("60000.5"), above: ExactDecimal(70000)
+                    )
+                ),
+            ]
             let database = try Database(path: path)
             defer { database.close() }
-            let store = try SettingsStore(database: database)
+            var loaded: [RuleVisit] = []
+            let store = try SettingsStore(database: database) { loaded.append(RuleVisit(device: $0, rule: $1)) }
             defer { store.close() }
+            #expect(loaded == expected)
+            var read: [RuleVisit] = []
+            store.forEachRule { read.append(RuleVisit(device: $0, rule: $1)) }
+            #expect(read == expected)
+            store.observeChangesSinceLoad({ #expect(!$0) }, onChange: { _ in })
+            // A save over a record read in place starts from its decoded settings.
             let saved = try await store.save(V1.SaveSettingsRequest(deviceID: "phone-1", setRules: ["ETH": rule(above: "4000")]))
             #expect(saved.version == 4)
             #expect(Set(saved.rules.keys) == ["BTC", "ETH"])
-            #expect(store.table.rulesAtLoad.withLock { $0 } == nil)
+            store.observeChangesSinceLoad({ #expect($0) }, onChange: { _ in })
         }
     }
+}
+
+/// One call of a rule visitor.
+private struct RuleVisit: Hashable {
+    let device: DeviceID
+    let rule: StoredRule
 }

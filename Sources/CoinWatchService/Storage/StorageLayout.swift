@@ -13,7 +13,8 @@ enum StorageLayout {
     /// changes; adding a new prefix or a new protobuf field does not need a new version.
     ///
     /// 1: arm states as text, one `alert:state:` record per rule side.
-    /// 2: arm states as one binary `alert:arm:` record per device; opening a version 1 store migrates it.
+    /// 2: arm states as one binary `alert:arm:` record per device; opening a version 1 store migrates it
+    ///    (`AlertStorage.migrations`).
     static let schemaVersion = 2
 
     /// The sequence number of the last settings batch the database holds durably by itself (8 bytes,
@@ -45,5 +46,16 @@ enum StorageLayout {
         var key = settingsPrefix
         key.append(contentsOf: canonicalDeviceID.utf8)
         return key
+    }
+
+    /// A stored key or value for an error message: quoted text when it is printable ASCII, else hex; at most
+    /// `limit` bytes shown.
+    static func describe(_ bytes: [UInt8], limit: Int = 80) -> String {
+        let shown = bytes.prefix(limit)
+        let suffix = bytes.count > shown.count ? "… (\(bytes.count) bytes)" : ""
+        if shown.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+            return "'\(String(decoding: shown, as: UTF8.self))'\(suffix)"
+        }
+        return "0x" + shown.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + suffix
     }
 }

@@ -1,5 +1,4 @@
 import CoinWatchProto
-import CoinWatchRPC
 import Testing
 
 @Suite("ProtobufCursor")
@@ -20,6 +19,14 @@ struct ProtobufCursorTests {
         Varint.append(value, to: &encoded)
         #expect(reading(encoded) { cursor in (cursor.varint(), cursor.isAtEnd) } == (value, true))
         #expect(reading(encoded) { $0.minimalVarint() } == value)
+    }
+
+    @Test("zigzag maps small magnitudes of either sign to small varints and back", arguments: [
+        (Int64(0), UInt64(0)), (-1, 1), (1, 2), (-2, 3), (Int64.max, UInt64.max - 1), (Int64.min, UInt64.max),
+    ])
+    func zigzag(value: Int64, encoded: UInt64) {
+        #expect(Varint.zigzag(value) == encoded)
+        #expect(Varint.unzigzag(encoded) == value)
     }
 
     @Test("a varint that is truncated, longer than 10 bytes or past 64 bits is refused")

@@ -1,0 +1,63 @@
+/// A failure of the TLS and crypto layer.
+///
+/// Callers branch on `code` (a certificate the peer cannot verify is handled differently from a peer that sent
+/// garbage) and show `description`, which ends with OpenSSL's own error-queue text when OpenSSL reported the
+/// failure, so an operator can match it against OpenSSL's documentation.
+public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. A struct of constants rather than an enum so new kinds can be added without
+    /// breaking exhaustive `switch`es in client code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: String, Hashable, Sendable {
+            case invalidKey
+            case invalidSignature
+            case invalidCertificate
+            case fileUnreadable
+            case invalidArgument
+            case randomUnavailable
+            case cryptoFailed
+        }
+
+        private let wrapped: Wrapped
+
+        private init(_ wrapped: Wrapped) {
+            self.wrapped = wrapped
+        }
+
+        /// A key could not be read: not PEM, encrypted, of the wrong type or curve.
+        public static let invalidKey = Code(.invalidKey)
+        /// A signature does not have the shape its algorithm requires (not a DER ECDSA signature, not 64 bytes).
+        public static let invalidSignature = Code(.invalidSignature)
+        /// A certificate (or chain) could not be read or does not match its key.
+        public static let invalidCertificate = Code(.invalidCertificate)
+        /// A key, certificate or CA file could not be opened or read.
+        public static let fileUnreadable = Code(.fileUnreadable)
+        /// An argument was rejected before OpenSSL saw it (an empty host name, a malformed token, ...).
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The system's random source failed; nothing secret may be made until it works again.
+        public static let randomUnavailable = Code(.randomUnavailable)
+        /// An OpenSSL call that should not fail did (out of memory, a missing algorithm provider).
+        public static let cryptoFailed = Code(.cryptoFailed)
+
+        public var description: String {
+            wrapped.rawValue
+        }
+    }
+
+    /// The kind of failure, for branching.
+    public var code: Code
+    /// What was being done and what went wrong, for a person.
+    public var message: String
+    /// OpenSSL's error queue at the time of the failure, oldest first (`error:0480006C:PEM routines::no start
+    /// line`); empty when OpenSSL reported nothing.
+    public var openSSLErrors: [String]
+
+    public init(code: Code, message: String, openSSLErrors: [String] = []) {
+        self.code = code
+        self.message = message
+        self.openSSLErrors = openSSLErrors
+    }
+
+    public var description: String {
+        openSSLErrors.isEmpty ? "\(code): \(message)" : "\(code): \(message) (OpenSSL: \(openSSLErrors.joined(separator: "; ")))"
+    }
+}
