@@ -100,7 +100,7 @@ let package = Package(
         // MARK: Push (APNs over HTTP/2: libcurl on a thread of its own)
         .target(
             name: "CoinWatchPush",
-            dependencies: ["CCurl", "CoinWatchRPC", "CoinWatchLogging"],
+            dependencies: ["CCurl", "CoinWatchRPC", "CoinWatchLogging", "CoinWatchTLS"],
             swiftSettings: swiftSettings
         ),
 

@@ -1,6 +1,7 @@
 import CoinWatchCommandLine
 import CoinWatchLogging
 import CoinWatchModel
+import CoinWatchPush
 import CoinWatchRPC
 import CoinWatchService
 import CoinWatchStore
@@ -15,6 +16,20 @@ struct Daemon {
 
     func run() throws -> Int32 {
         let logger = Logger(label: "coinwatchd", level: options.logLevel, format: options.logFormat)
+        var configuration = serviceConfiguration
+        if let apns = options.push.apns, let keyFile = options.push.keyFile {
+            // The key is read before the store is opened, so a wrong path is one line and nothing else happens.
+            do throws(PushError) {
+                let signer = try ES256ProviderTokenSigner(keyFile: keyFile)
+                configuration.push.sender = try APNsClient(configuration: apns, signer: signer, logger: logger.labeled("apns"))
+            } catch {
+                logger.error("cannot start APNs delivery", ["reason": error.message])
+                CommandRunner.printError("coinwatchd: cannot start APNs delivery: \(error.message)")
+                return 1
+            }
+            configuration.push.environment = apns.environment
+            configuration.push.defaultTopic = apns.defaultTopic
+        }
         let database: Database
         do {
             database = try Self.openStore(options.dataDirectory)
@@ -25,7 +40,7 @@ struct Daemon {
         }
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger)
+            service = try CoinWatchService(database: database, configuration: configuration, logger: logger)
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -39,6 +54,7 @@ struct Daemon {
             return 1
         } catch {
             database.close()
+            configuration.push.sender?.close()
             CommandRunner.printError("coinwatchd: \(error)")
             return 1
         }

@@ -33,12 +33,9 @@ public final class AlertService: Sendable {
     /// An alert service without push delivery.
     public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
                             logger: Logger = .disabled) throws {
-        let push = PushDelivery(
-            sender: nil, environment: .production, defaultTopic: "", registry: DeviceRegistry([:]),
-            configuration: PushDelivery.Configuration(), outboxExpiry: configuration.outboxExpiry, logger: logger)
         try self.init(
             database: database, settings: settings, configuration: configuration, logger: logger, armStates: nil,
-            rulesAtLoad: nil, push: push)
+            rulesAtLoad: nil)
     }
 
     /// - Parameters:
@@ -46,10 +43,13 @@ public final class AlertService: Sendable {
     ///     settings loaded); read here otherwise.
     ///   - rulesAtLoad: every device's rules as the settings store's load read them (its `onLoadedRule` hook), if
     ///     the caller collected them; used when no change was committed since, else the rules are read again.
-    ///   - push: delivery of the outbox to APNs, run by the alert thread.
+    ///   - push: delivery of the outbox to APNs, run by the alert thread; none when nil.
     init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
          logger: Logger = .disabled, armStates: BackgroundResult<AlertStorage.LoadedStates>?,
-         rulesAtLoad: [RuleRecord]?, push: PushDelivery) throws {
+         rulesAtLoad: [RuleRecord]?, push: PushDelivery? = nil) throws {
+        let push = push ?? PushDelivery(
+            sender: nil, environment: .production, defaultTopic: "", registry: DeviceRegistry([:]),
+            configuration: PushDelivery.Configuration(), outboxExpiry: configuration.outboxExpiry, logger: logger)
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
         worker = AlertWorker(database: database, engine: engine, configuration: configuration, push: push, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
