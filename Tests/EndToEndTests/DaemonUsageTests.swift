@@ -21,6 +21,14 @@ struct DaemonUsageTests {
         (["--idle-timeout", "soon"], "error: --idle-timeout: 'soon' is not a duration such as 500ms, 10s or 5m"),
         (["--feed", "bogus"], "error: --feed: feed 'bogus': unknown feed; expected none | sim[:SEED][@TICKS_PER_SECOND]"),
         (["--feed", "sim@0"], "error: --feed: feed 'sim@0': the rate after '@' must be ticks per second per symbol"),
+        (["--apns-key-id", "ABC123"],
+         "error: APNs delivery needs --apns-key-file, --apns-key-id, --apns-team-id, --apns-topic; missing --apns-key-file, "
+             + "--apns-team-id, --apns-topic"),
+        (["--apns-sandbox"], "error: --apns-sandbox needs APNs delivery: give --apns-key-file, --apns-key-id"),
+        (["--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "bad topic"],
+         "error: APNs: topic 'bad topic' must be a bundle id"),
+        (["--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "a.b",
+          "--apns-token-refresh", "2h"], "error: APNs: token refresh must be at most 50m"),
         (["--bogus"], "error: unknown option '--bogus'"),
         (["serve"], "error: unknown command 'serve'"),
     ])
