@@ -173,6 +173,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchPushTests",
+            dependencies: ["CoinWatchPush"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchModelTests",
             dependencies: ["CoinWatchModel"],
             swiftSettings: swiftSettings

@@ -40,10 +40,13 @@ public final class MockAPNs: Sendable {
     ///   - maxStreams: SETTINGS_MAX_CONCURRENT_STREAMS the mock advertises.
     ///   - minTokenInterval: a provider token replaced sooner than this after the previous one is refused
     ///     (429 TooManyProviderTokenUpdates), as APNs does at 20 minutes.
+    ///   - maxTokenAge: a provider token older than this (by its iat) is refused as ExpiredProviderToken; APNs's is
+    ///     an hour.
     ///   - verifyWithOtherKey: check tokens against the public half of a different key, so every token is refused
     ///     as InvalidProviderToken.
     public static func start(
-        maxStreams: Int = 100, minTokenInterval: Duration = .zero, verifyWithOtherKey: Bool = false
+        maxStreams: Int = 100, minTokenInterval: Duration = .zero, maxTokenAge: Duration = .seconds(3600),
+        verifyWithOtherKey: Bool = false
     ) async throws -> MockAPNs {
         let files = try TemporaryDirectory(prefix: "mock-apns")
         try TestCertificates.makeServerCertificate(in: files)
@@ -57,7 +60,8 @@ public final class MockAPNs: Sendable {
             "--cert", files.appending("server.pem").path, "--key", files.appending("server.key").path,
             "--public-key", files.appending(verifyWithOtherKey ? "other.pub.pem" : "provider.pub.pem").path,
             "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--max-streams", "\(maxStreams)",
-            "--min-token-interval", "\(Double(seconds) + Double(attoseconds) / 1e18)", "--records", records,
+            "--min-token-interval", "\(Double(seconds) + Double(attoseconds) / 1e18)",
+            "--max-token-age", "\(maxTokenAge.components.seconds)", "--records", records,
         ])
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {

@@ -19,11 +19,12 @@ struct PushEndToEndTests {
         let arguments: [String]
 
         static func start(
-            maxStreams: Int = 100, minTokenInterval: Duration = .zero, verifyWithOtherKey: Bool = false,
-            arguments: [String] = []
+            maxStreams: Int = 100, minTokenInterval: Duration = .zero, maxTokenAge: Duration = .seconds(3600),
+            verifyWithOtherKey: Bool = false, arguments: [String] = []
         ) async throws -> Setup {
             let mock = try await MockAPNs.start(
-                maxStreams: maxStreams, minTokenInterval: minTokenInterval, verifyWithOtherKey: verifyWithOtherKey)
+                maxStreams: maxStreams, minTokenInterval: minTokenInterval, maxTokenAge: maxTokenAge,
+                verifyWithOtherKey: verifyWithOtherKey)
             let all = mock.coinwatchdArguments + arguments
             let server = try await ServerProcess.start(arguments: all)
             return Setup(mock: mock, server: server, client: Self.client(server), arguments: all)
@@ -334,6 +335,29 @@ struct PushEndToEndTests {
         #expect(iats.count == 2)
         #expect(iats.last! - iats.first! >= 2)
         #expect(summary.tokens.allSatisfy { $0.requests == devices.count })
+    }
+
+    @Test("a token APNs calls expired is replaced once, and the push goes through")
+    func expiredTokenReplaced() async throws {
+        // The mock takes tokens for 2 s only; coinwatchd would keep its token 40 minutes.
+        let setup = try await Setup.start(maxTokenAge: .seconds(2))
+        defer { setup.stop() }
+        let devices = try await setup.prepare(2)
+        try await setup.cross()
+        var summary = try await setup.waitForMock { $0.deliveredIDs == devices.count }
+        let first = try #require(summary.tokens.first)
+        while Date().timeIntervalSince1970 < Double(first.iat + 3) { try await Task.sleep(for: .milliseconds(100)) }
+        try await setup.rearm()
+        try await setup.cross()
+        summary = try await setup.waitForMock { $0.deliveredIDs == 2 * devices.count }
+        #expect(summary.deliveredIDs == 2 * devices.count)
+        #expect(summary.duplicateDeliveries == 0)
+        #expect(summary.tokens.count == 2)
+        let refused = try setup.mock.records().filter { $0.status == 403 }
+        #expect(!refused.isEmpty && refused.allSatisfy { $0.reason == "ExpiredProviderToken" })
+        let state = try await setup.waitForPush { $0.delivered == UInt64(2 * devices.count) }
+        #expect(!state.paused)
+        #expect(state.retried == 0, "a refused token is not a failed delivery")
     }
 
     @Test("a token signed with the wrong key is refused: coinwatchd tries one fresh token, then pauses with one clear line")
