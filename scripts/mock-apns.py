@@ -23,6 +23,7 @@ Answers are scripted by the device token's first digits:
 Control: one command per line on stdin, each acknowledged by a JSON line on stdout
 ({"event": "ok", "command": ...}); the first stdout line is {"event": "listening", "port": N}.
   summary            print {"event": "summary", ...}: counts, duplicates, tokens, streams, times
+  token              print {"event": "token", "jwt": ...}: the provider token accepted last (for h2load)
   drop-after N       after N more requests arrive, close every connection without answering what is open
   goaway-after N     after N more requests arrive, send GOAWAY, answer what was received, then close
   hold-after N       answer N more requests, then hold every answer until release
@@ -429,6 +430,10 @@ def command(state, line):
     name, arguments = words[0], words[1:]
     if name == "summary":
         emit("summary", **state.summary())
+        return
+    if name == "token":
+        # The provider token accepted last, for a load tool (h2load) to send the same requests.
+        emit("token", jwt=state.verifier.current or "")
         return
     if name == "drop-after":
         state.drop_after = int(arguments[0])

@@ -32,13 +32,15 @@ struct BenchOptions {
         OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Publish token, if the server has one."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
+        OptionSpec("apns-connections", .value(placeholder: "N"), default: "1",
+                   help: "Push mode: HTTP/2 connections the coinwatchd it starts keeps to the mock APNs."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|push> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -50,11 +52,18 @@ struct BenchOptions {
                       resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
+              push    starts the mock APNs and a coinwatchd delivering to it (ignores --server), registers
+                      --devices devices (default here 100,000) all crossed by one tick: time from the tick to
+                      the last 200, pushes/s, lost and duplicated pushes; h2load's rate to the same mock; and
+                      GetSettings/s (--connections × --in-flight, --duration s) with and without the burst.
+                      Run from the checkout (it uses scripts/mock-apns.py and scripts/python-env).
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
               unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
+              push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,
+                      get_settings_quiet_per_second, get_settings_burst_per_second
             """)])
 
     var host: String
@@ -76,6 +85,7 @@ struct BenchOptions {
     var json: Bool
     var redis: Bool
     var serverPID: Int?
+    var apnsConnections: Int
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -116,6 +126,7 @@ struct BenchOptions {
         json = parsed.has("json")
         redis = parsed.has("redis")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
+        apnsConnections = try positive("apns-connections")
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|push> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -28,9 +28,11 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try IdleBenchmark(options: options).run()
     case "alerts":
         return try AlertBenchmark(options: options).run()
+    case "push":
+        return try PushBenchmark(options: options.defaultingDevices(to: 100_000)).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle or alerts")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts or push")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle or alerts")
+        throw UsageError("missing mode: unary, stream, idle, alerts or push")
     }
 }
