@@ -29,6 +29,10 @@ struct Daemon {
             }
             configuration.push.environment = apns.environment
             configuration.push.defaultTopic = apns.defaultTopic
+            if apns.tokenRefresh < APNsConfiguration.recommendedTokenRefresh.lowerBound {
+                logger.warning("APNs provider tokens will be replaced more often than every 20 minutes; APNs may answer "
+                    + "429 TooManyProviderTokenUpdates", ["token_refresh": DurationText.format(apns.tokenRefresh)])
+            }
         }
         let database: Database
         do {
