@@ -23,14 +23,10 @@ public struct PushToken: Sendable, Hashable, CustomStringConvertible {
         var lowered = [UInt8]()
         lowered.reserveCapacity(bytes.count)
         for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
-                lowered.append(byte)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"):
-                lowered.append(byte + 32)
-            default:
+            guard let digit = HexText.lowercaseDigit(byte) else {
                 throw ValidationError(field: field, rule: Self.rule + " (found \(DeviceID.describe(byte)))")
             }
+            lowered.append(digit)
         }
         rawValue = String(decoding: lowered, as: UTF8.self)
     }

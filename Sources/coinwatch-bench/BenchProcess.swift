@@ -16,7 +16,9 @@ final class BenchProcess: Sendable {
         process.arguments = arguments
         let stdin = Pipe()
         let stdout = Pipe()
-        FileManager.default.createFile(atPath: errorLog, contents: nil)
+        guard FileManager.default.createFile(atPath: errorLog, contents: nil) else {
+            throw BenchError("cannot create \(errorLog)")
+        }
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))

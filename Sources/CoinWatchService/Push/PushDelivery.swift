@@ -262,7 +262,7 @@ final class PushDelivery {
     /// The alert's id when it is a UUID (every alert id the engine makes is), else a UUID made from a hash of it,
     /// so the same outbox entry is always sent with the same apns-id.
     static func apnsID(alertID: String) -> String {
-        if isLowercaseUUID(alertID) { return alertID }
+        if HexText.canonicalUUID(Array(alertID.utf8)) == alertID { return alertID }
         let high = AlertNotification.fnv1a(alertID)
         let low = AlertNotification.fnv1a("apns-id:" + alertID)
         let hex = String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
@@ -270,21 +270,6 @@ final class PushDelivery {
         return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
             + String(characters[16..<20]) + "-" + String(characters[20..<32])
     }
-}
-
-/// `8-4-4-4-12` lowercase hex digits.
-private func isLowercaseUUID(_ text: String) -> Bool {
-    let bytes = Array(text.utf8)
-    guard bytes.count == 36 else { return false }
-    for (index, byte) in bytes.enumerated() {
-        if index == 8 || index == 13 || index == 18 || index == 23 {
-            guard byte == UInt8(ascii: "-") else { return false }
-        } else {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-            else { return false }
-        }
-    }
-    return true
 }
 
 extension String {
