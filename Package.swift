@@ -60,6 +60,10 @@ let package = Package(
 
         // MARK: Storage and wire
         .target(
+            name: "CoinWatchCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "CoinWatchProto",
             dependencies: ["CCoinWatchProto"],
             swiftSettings: swiftSettings
@@ -71,6 +75,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchLogging",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -93,14 +98,14 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
             swiftSettings: hotPathSettings
         ),
 
         // MARK: Push (APNs over HTTP/2: libcurl on a thread of its own)
         .target(
             name: "CoinWatchPush",
-            dependencies: ["CCurl", "CoinWatchRPC", "CoinWatchLogging", "CoinWatchTLS"],
+            dependencies: ["CCurl", "CoinWatchCore", "CoinWatchRPC", "CoinWatchLogging", "CoinWatchTLS"],
             swiftSettings: swiftSettings
         ),
 
@@ -109,19 +114,20 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchPush",
+                "CoinWatchPush", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchClient",
-            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: Executables
         .target(
             name: "CoinWatchCommandLine",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -134,7 +140,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCLI",
-            dependencies: ["CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging"],
+            dependencies: [
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCommandLine", "CoinWatchLogging",
+                "CoinWatchCore",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -146,7 +155,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
-                "CoinWatchCommandLine",
+                "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -155,6 +164,11 @@ let package = Package(
         .target(
             name: "CoinWatchTestSupport",
             path: "Tests/CoinWatchTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchCoreTests",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -179,7 +193,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchModelTests",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -194,14 +208,14 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchPush", "CoinWatchLogging",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchPush", "CoinWatchLogging",
             ],
             swiftSettings: swiftSettings
         ),
@@ -231,7 +245,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

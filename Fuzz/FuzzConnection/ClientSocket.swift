@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -65,8 +67,6 @@ struct ClientSocket {
     }
 
     static func nowMilliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+        Int(MonotonicClock.nanoseconds() / 1_000_000)
     }
 }

@@ -113,13 +113,6 @@ int cw_sys_timerfd_read(int fd, uint64_t *expirations) {
     return n == (ssize_t)sizeof *expirations ? 0 : -1;
 }
 
-int64_t cw_sys_monotonic_ns(void) {
-    // clock_gettime(2) with CLOCK_MONOTONIC cannot fail with a valid pointer.
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + (int64_t)now.tv_nsec;
-}
-
 // MARK: threads
 
 int cw_sys_set_thread_name(const char *name) {

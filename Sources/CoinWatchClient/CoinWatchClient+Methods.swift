@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchRPC
@@ -93,7 +94,7 @@ extension CoinWatchClient {
     public func streamPrices(
         symbols: [String] = [], minInterval: Duration = .zero, onlyChanges: Bool = false
     ) -> RPCResponseStream<V1.PriceUpdate> {
-        let millis = UInt32(clamping: minInterval.components.seconds * 1000 + minInterval.components.attoseconds / 1_000_000_000_000_000)
+        let millis = UInt32(clamping: minInterval.inMilliseconds)
         return stream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(symbols: symbols, minIntervalMs: millis, onlyChanges: onlyChanges))
     }
 

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Durations as people type them: `500ms`, `10s`, `2m`, `1h`, or plain seconds (`1.5`).
 public enum DurationText {
     public static func parse(_ text: String) -> Duration? {
@@ -20,8 +22,7 @@ public enum DurationText {
 
     /// `1.5s`, `250ms`, `2m`: the shortest exact form for help and logs.
     public static func format(_ duration: Duration) -> String {
-        let (seconds, attos) = duration.components
-        let millis = seconds * 1000 + attos / 1_000_000_000_000_000
+        let millis = duration.inMilliseconds
         if millis % 60_000 == 0 && millis >= 60_000 { return "\(millis / 60_000)m" }
         if millis % 1000 == 0 { return "\(millis / 1000)s" }
         return "\(millis)ms"

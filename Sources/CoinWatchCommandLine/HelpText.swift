@@ -1,6 +1,10 @@
 /// Renders help in the layout people know from other CLIs: usage line,
 /// summary, then aligned options with their environment variables and defaults.
 public enum HelpText {
+    /// The widest line the option lists are wrapped to: a description that does not fit goes on over the next lines,
+    /// in its column.
+    public static let width = 100
+
     public static func render(
         usage: String, summary: String, options: [OptionSpec], sections: [(title: String, body: String)] = []
     ) -> String {
@@ -23,14 +27,17 @@ public enum HelpText {
         for group in optionGroups where !group.options.isEmpty {
             out += "\n\(group.title):\n"
             for option in group.options {
-                var details = option.help
-                if let environment = option.environment { details += " [env: \(environment)]" }
-                if let value = option.defaultValue { details += " (default: \(value))" }
+                // The variable and the default are kept whole on a line.
+                var words = option.help.split(separator: " ").map(String.init)
+                if let environment = option.environment { words.append("[env: \(environment)]") }
+                if let value = option.defaultValue { words.append("(default: \(value))") }
                 let synopsis = option.synopsis
+                let indent = String(repeating: " ", count: width + 4)
+                let lines = wrap(words, width: Self.width - indent.count).joined(separator: "\n" + indent)
                 if synopsis.count > width {
-                    out += "  \(synopsis)\n  \(String(repeating: " ", count: width))  \(details)\n"
+                    out += "  \(synopsis)\n\(indent)\(lines)\n"
                 } else {
-                    out += "  \(synopsis)\(String(repeating: " ", count: width - synopsis.count))  \(details)\n"
+                    out += "  \(synopsis)\(String(repeating: " ", count: width - synopsis.count))  \(lines)\n"
                 }
             }
         }
@@ -38,5 +45,24 @@ public enum HelpText {
             out += "\n\(section.title):\n\(section.body)\n"
         }
         return out
+    }
+
+    /// `words` in lines of at most `width` characters, joined by spaces (a word longer than that has a line of its
+    /// own).
+    static func wrap(_ words: [String], width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in words where !word.isEmpty {
+            if line.isEmpty {
+                line = word
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = word
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,19 +55,8 @@ final class LogSink: Sendable {
         return value
     }
 
-    /// RFC 3339 UTC with milliseconds, from the realtime clock.
+    /// RFC 3339 UTC with milliseconds, from the wall clock.
     static func timestamp() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        var seconds = spec.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        let millis = Int32(spec.tv_nsec / 1_000_000)
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(millis, 3))Z"
+        WallClock.iso8601(milliseconds: WallClock.milliseconds())
     }
 }

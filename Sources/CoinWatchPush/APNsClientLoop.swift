@@ -1,8 +1,5 @@
+import CoinWatchCore
 import CoinWatchLogging
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The provider's thread: takes queued notifications, starts up to `capacity` transfers on the multi handle,
 /// and turns finished transfers into responses.
@@ -23,7 +20,7 @@ final class APNsClientLoop: @unchecked Sendable {
     private var idle: [CurlTransfer] = []
     private var responses: [APNsResponse] = []
     /// Set while sending is paused after a refused fresh token: until when, and why.
-    private var pause: (until: ContinuousClock.Instant, reason: String)?
+    private var pause: (until: Int64, reason: String)?
     /// A token made after a refusal is tried with one notification before the rest follow.
     private var confirmedGeneration = 0
     /// Transport failures since the last answer, for logging the first and the recovery only.
@@ -38,10 +35,10 @@ final class APNsClientLoop: @unchecked Sendable {
         self.logger = logger
         token = ProviderToken(
             keyID: configuration.keyID, teamID: configuration.teamID, refresh: configuration.tokenRefresh,
-            signer: signer, wallClock: { Int64(time(nil)) })
+            signer: signer, wallClock: { WallClock.milliseconds() / 1000 })
         settings = CurlTransfer.Settings(
             plainHTTP: configuration.endpoint.lowercased().hasPrefix("http://"), caFile: configuration.caFile,
-            connectTimeoutMilliseconds: Self.milliseconds(configuration.connectTimeout))
+            connectTimeoutMilliseconds: Int(configuration.connectTimeout.inMilliseconds))
         deviceURLPrefix = configuration.endpoint + "/3/device/"
         // One handle up front proves the options are accepted before the server reports itself started.
         idle.append(try CurlTransfer(settings: settings))
@@ -52,7 +49,7 @@ final class APNsClientLoop: @unchecked Sendable {
             let (requests, stopping) = inbox.take()
             if stopping { break }
             queue.append(contentsOf: requests)
-            let now = ContinuousClock.now
+            let now = MonotonicClock.nanoseconds()
             if let pause, now >= pause.until {
                 self.pause = nil
                 token.retryAfterPause()
@@ -68,7 +65,7 @@ final class APNsClientLoop: @unchecked Sendable {
                 onResponses(responses)
                 responses.removeAll(keepingCapacity: true)
             }
-            multi.poll(timeoutMilliseconds: pollTimeout(now: ContinuousClock.now))
+            multi.poll(timeoutMilliseconds: pollTimeout(now: MonotonicClock.nanoseconds()))
         }
         for transfer in active.values {
             multi.remove(transfer)
@@ -84,9 +81,9 @@ final class APNsClientLoop: @unchecked Sendable {
         return configuration.capacity
     }
 
-    private func startTransfers(now: ContinuousClock.Instant) {
+    private func startTransfers(now: Int64) {
         while active.count < allowedTransfers, let request = queue.popFirst() {
-            let nowMilliseconds = Self.wallMilliseconds()
+            let nowMilliseconds = WallClock.milliseconds()
             let expiresAt = request.expiration * 1000
             if request.expiration != 0 && nowMilliseconds >= expiresAt {
                 responses.append(APNsResponse(request: request, status: 0, reason: "", failure: "", outcome: .expired))
@@ -113,7 +110,7 @@ final class APNsClientLoop: @unchecked Sendable {
                 return
             }
             // Given up at the expiry at the latest, so a transfer libcurl still holds is never sent after it.
-            var timeout = Self.milliseconds(configuration.requestTimeout)
+            var timeout = Int(configuration.requestTimeout.inMilliseconds)
             if request.expiration != 0 { timeout = max(1, min(timeout, Int(expiresAt - nowMilliseconds))) }
             guard transfer.prepare(
                 request, url: deviceURLPrefix + request.deviceToken, authorization: current.header,
@@ -168,8 +165,8 @@ final class APNsClientLoop: @unchecked Sendable {
     /// the pause.
     private func providerTokenRefused(_ request: APNsRequest, generation: Int, reason: String) {
         queue.prepend(request)
-        let now = ContinuousClock.now
-        switch token.rejected(generation: generation, now: now) {
+        let now = MonotonicClock.nanoseconds()
+        switch token.rejected(generation: generation) {
         case .retry:
             logger.debug("APNs refused the provider token; making a fresh one", ["reason": reason])
         case .pause:
@@ -177,12 +174,12 @@ final class APNsClientLoop: @unchecked Sendable {
         }
     }
 
-    private func enterPause(reason: String, now: ContinuousClock.Instant) {
+    private func enterPause(reason: String, now: Int64) {
         guard pause == nil else { return }
-        pause = (now + configuration.pauseAfterRejectedToken, reason)
+        pause = (now + configuration.pauseAfterRejectedToken.inNanoseconds, reason)
         logger.error("APNs delivery paused: \(reason); check --apns-key-file, --apns-key-id and --apns-team-id", [
             "key_id": configuration.keyID, "team_id": configuration.teamID,
-            "retry_in": "\(Self.milliseconds(configuration.pauseAfterRejectedToken) / 1000)s",
+            "retry_in": "\(configuration.pauseAfterRejectedToken.inMilliseconds / 1000)s",
         ])
     }
 
@@ -193,21 +190,11 @@ final class APNsClientLoop: @unchecked Sendable {
 
     /// Sleep until libcurl's next timer (`curl_multi_poll` takes the earlier of the two), at most a second, or
     /// not at all while there is work that can start.
-    private func pollTimeout(now: ContinuousClock.Instant) -> Int32 {
+    private func pollTimeout(now: Int64) -> Int32 {
         if !queue.isEmpty && active.count < allowedTransfers { return 0 }
         if let pause {
-            return Int32(clamping: max(0, min(1000, Self.milliseconds(pause.until - now))))
+            return Int32(clamping: max(0, min(1000, (pause.until - now) / 1_000_000)))
         }
         return 1000
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-    }
-
-    static func wallMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Signs provider tokens. The real signer holds the team's `.p8` key; tests use fakes to drive the token's
 /// life cycle without keys.
 public protocol ProviderTokenSigner: Sendable {
@@ -23,7 +25,8 @@ final class ProviderToken {
         /// Increases by one per token made, so an answer can be matched to the token its request carried.
         let generation: Int
         let issuedAt: Int64
-        let made: ContinuousClock.Instant
+        /// When it was made, in `MonotonicClock` nanoseconds.
+        let made: Int64
         /// Made because APNs refused the one before it: if APNs refuses this one too, the key, key id or team id
         /// is wrong and more tokens will not help.
         let replacesRejected: Bool
@@ -59,13 +62,13 @@ final class ProviderToken {
 
     /// The token for a request sent now: the current one, or a new one when there is none yet or it is
     /// `refresh` old.
-    func token(now: ContinuousClock.Instant) throws -> Token {
-        if let current, now - current.made < refresh { return current }
+    func token(now: Int64) throws -> Token {
+        if let current, now - current.made < refresh.inNanoseconds { return current }
         return try make(now: now)
     }
 
     /// APNs refused a request that carried the token of `generation`.
-    func rejected(generation: Int, now: ContinuousClock.Instant) -> Verdict {
+    func rejected(generation: Int) -> Verdict {
         guard let current, generation == current.generation else {
             // An older token (or one already dropped): requests with the current one may well pass.
             return .retry
@@ -83,7 +86,7 @@ final class ProviderToken {
         nextReplacesRejected = true
     }
 
-    private func make(now: ContinuousClock.Instant) throws -> Token {
+    private func make(now: Int64) throws -> Token {
         let issuedAt = wallClock()
         let jwt = try signer.providerToken(keyID: keyID, teamID: teamID, issuedAt: issuedAt)
         issued += 1

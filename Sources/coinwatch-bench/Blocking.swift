@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Dispatch
 import Synchronization
 
@@ -15,5 +16,5 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
     return try result.withLock { $0! }.get()
 }
 
-/// Monotonic nanoseconds.
-func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+/// `MonotonicClock` in unsigned nanoseconds, for the latency arithmetic of the load tools.
+func nowNanos() -> UInt64 { UInt64(MonotonicClock.nanoseconds()) }

@@ -38,7 +38,7 @@ struct Daemon {
         do {
             database = try Self.openStore(options.dataDirectory)
         } catch {
-            logger.error("cannot open the store", ["data": options.dataDirectory, "reason": error.message])
+            // Start-up failures are said once, as one sentence for the operator (not also as a log line).
             CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
             return 1
         }
@@ -48,12 +48,10 @@ struct Daemon {
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
-            logger.error("cannot load the store", ["data": options.dataDirectory, "reason": error.message])
             CommandRunner.printError("coinwatchd: \(Self.explainLoad(error, dataDirectory: options.dataDirectory))")
             return 1
         } catch let error as FeedError {
             database.close()
-            logger.error("cannot start the feed", ["feed": options.feed, "reason": error.message])
             CommandRunner.printError("coinwatchd: cannot start the feed: \(error.message)")
             return 1
         } catch {
@@ -73,7 +71,8 @@ struct Daemon {
         } catch {
             service.close()
             database.close()
-            CommandRunner.printError("coinwatchd: cannot listen on \(rpc.host):\(rpc.port): \(error)")
+            let address = "\(rpc.host):\(rpc.port)"
+            CommandRunner.printError("coinwatchd: cannot listen on \(address): \(error.description(naming: address))")
             return 1
         }
         service.start()
@@ -146,7 +145,7 @@ struct Daemon {
 
     /// `coinwatchd repair`: recovers a damaged store in place.
     static func repair(dataDirectory: String) -> Int32 {
-        do {
+        do throws(StoreError) {
             try Database.repair(path: dataDirectory)
             let database = try Database(path: dataDirectory)
             let entries = try database.scan().count
@@ -154,9 +153,18 @@ struct Daemon {
             print("repaired \(dataDirectory): \(entries) records readable")
             return 0
         } catch {
-            CommandRunner.printError("coinwatchd: repair of \(dataDirectory) failed: \(error)")
+            CommandRunner.printError("coinwatchd: \(explainRepair(error, dataDirectory: dataDirectory))")
             return 1
         }
+    }
+
+    /// Why a repair failed, in words: a store in use is the common case (the server still runs).
+    static func explainRepair(_ error: StoreError, dataDirectory: String) -> String {
+        if error.code == .alreadyInUse {
+            return "cannot repair \(dataDirectory): it is in use by a running coinwatchd (or another process holding "
+                + "its LOCK); stop that first"
+        }
+        return "repair of \(dataDirectory) failed: \(error.message)"
     }
 }
 

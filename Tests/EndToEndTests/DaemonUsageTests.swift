@@ -43,6 +43,46 @@ struct DaemonUsageTests {
         #expect(!FileManager.default.fileExists(atPath: data.path + "/store"))
     }
 
+    @Test("--help fits in 100 columns: long descriptions wrap in their column")
+    func helpIsWrapped() throws {
+        let result = try ServerProcess.run(["--help"])
+        #expect(result.status == 0)
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.count > 20)
+        #expect(lines.allSatisfy { $0.count <= 100 }, "\(lines.filter { $0.count > 100 })")
+        #expect(result.output.contains("  --listen HOST:PORT"))
+        #expect(result.output.contains("[env: COINWATCH_LISTEN] (default: 127.0.0.1:7878)"), "kept on one line")
+    }
+
+    @Test("start-up failures are said once, naming the address or directory once, without internal names")
+    func startupFailuresSaidOnce() async throws {
+        let running = try await ServerProcess.start()
+        defer { running.stop() }
+        let data = try TemporaryDirectory()
+
+        // The port is taken.
+        let address = "127.0.0.1:\(running.port)"
+        let bind = try ServerProcess.run(["--listen", address, "--data", data.path + "/store", "--feed", "none"])
+        #expect(bind.status == 1)
+        #expect(bind.output.contains("coinwatchd: cannot listen on \(address): bind failed: Address already in use (errno 98)\n"),
+                "\(bind.output)")
+        #expect(bind.output.components(separatedBy: address).count == 2, "the address once: \(bind.output)")
+
+        // The data directory is in use: one line, not a log line and the same sentence again.
+        let store = running.dataDirectory.path + "/db"
+        let second = try ServerProcess.run(["--listen", "127.0.0.1:0", "--data", store, "--feed", "none"])
+        #expect(second.status == 1)
+        #expect(second.output == "coinwatchd: the data directory \(store) is in use by another coinwatchd (or another "
+            + "process holding its LOCK)\n")
+
+        // Repairing it while the server runs says so in words.
+        let repair = try ServerProcess.run(["repair", "--data", store])
+        #expect(repair.status == 1)
+        #expect(repair.output == "coinwatchd: cannot repair \(store): it is in use by a running coinwatchd (or another "
+            + "process holding its LOCK); stop that first\n")
+        #expect(!repair.output.contains("alreadyInUse"))
+    }
+
     @Test("a replay file that cannot be read stops the start with the path and the reason")
     func unreadableReplayFile() throws {
         let data = try TemporaryDirectory()

@@ -52,7 +52,7 @@ int cw_sys_eventfd_write(int fd, uint64_t value);
 /// Reads and resets the counter into `*value`: 0 on success, -1 with errno (EAGAIN if zero).
 int cw_sys_eventfd_read(int fd, uint64_t *value);
 
-// MARK: timerfd and clock
+// MARK: timerfd
 
 /// `timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`.
 int cw_sys_timerfd_create(void);
@@ -61,8 +61,6 @@ int cw_sys_timerfd_create(void);
 int cw_sys_timerfd_set_deadline(int fd, int64_t deadline_ns);
 /// Reads the expiration count into `*expirations`: 0 on success, -1 with errno (EAGAIN if none).
 int cw_sys_timerfd_read(int fd, uint64_t *expirations);
-/// CLOCK_MONOTONIC in nanoseconds: the clock the timerfd uses.
-int64_t cw_sys_monotonic_ns(void);
 
 // MARK: threads
 

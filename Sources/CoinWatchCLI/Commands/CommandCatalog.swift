@@ -93,10 +93,10 @@ public enum CommandCatalog {
         ["devices", "register"], arguments: "DEVICE TOKEN",
         summary: "Register a device's APNs token for push alerts.",
         details: """
-            Registers TOKEN (the APNs device token as hex, 64–200 digits) for DEVICE, so its alerts are pushed to
-            the phone through APNs. Registering again replaces the token and re-enables a device whose token APNs
-            had refused. Tokens from a development build of the app come from the APNs sandbox: give --sandbox.
-            Prints the registration as stored.
+            Registers TOKEN (the APNs device token as hex, 64–200 digits) for DEVICE, so its alerts are
+            pushed to the phone through APNs. Registering again replaces the token and re-enables a device
+            whose token APNs had refused. Tokens from a development build of the app come from the APNs
+            sandbox: give --sandbox. Prints the registration as stored.
             """,
         options: [
             OptionSpec("sandbox", .flag, help: "The token comes from the APNs sandbox (a development build)."),
@@ -114,9 +114,9 @@ public enum CommandCatalog {
         ["devices", "show"], arguments: "DEVICE",
         summary: "Show a device's push registration and delivery state.",
         details: """
-            Shows the APNs registration of DEVICE: its token, environment and topic, whether delivery is active or
-            disabled (with APNs' reason and when), and the last alert APNs accepted. A device that is not registered
-            is an error (NOT_FOUND).
+            Shows the APNs registration of DEVICE: its token, environment and topic, whether delivery is
+            active or disabled (with APNs' reason and when), and the last alert APNs accepted. A device that
+            is not registered is an error (NOT_FOUND).
             """,
         operands: [.device],
         examples: ["coinwatch devices show phone-1", "coinwatch devices show phone-1 --json"])
@@ -124,7 +124,10 @@ public enum CommandCatalog {
     public static let devicesUnregister = CommandSpec(
         ["devices", "unregister"], arguments: "DEVICE",
         summary: "Stop pushing a device's alerts.",
-        details: "Removes the push registration of DEVICE. Unregistering a device that is not registered is not an error.",
+        details: """
+            Removes the push registration of DEVICE. Unregistering a device that is not registered is not
+            an error.
+            """,
         operands: [.device],
         examples: ["coinwatch devices unregister phone-1"])
 
@@ -132,9 +135,9 @@ public enum CommandCatalog {
         ["health"],
         summary: "Check that the server is serving.",
         details: """
-            Asks the server whether it is serving, and shows push delivery: whether it is on, and how many alerts are
-            queued, in flight, delivered, retried, expired and refused, and how many registered devices APNs disabled.
-            Exits 0 when it is SERVING, 1 otherwise.
+            Asks the server whether it is serving, and shows push delivery: whether it is on, how many alerts
+            are queued, in flight, delivered, retried, expired and refused, and how many registered devices
+            APNs disabled. Exits 0 when it is SERVING, 1 otherwise.
             """,
         examples: ["coinwatch health", "coinwatch health --json"])
 
@@ -195,7 +198,7 @@ public enum CommandCatalog {
     /// What each group of commands is about, for its help.
     static let groupSummaries = [
         "settings": "Alert settings of devices.",
-        "devices": "Push registrations of devices (APNs tokens) and their delivery state.",
+        "devices": "Push registrations (APNs tokens).",
     ]
 
     static let overviewUsage = """

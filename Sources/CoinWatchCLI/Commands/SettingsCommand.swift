@@ -121,6 +121,6 @@ func usage<T>(_ command: CommandSpec, _ body: () throws(UsageError) -> T) throws
     do {
         return try body()
     } catch {
-        throw CLIError.usage(error.message, command.usage)
+        throw CLIError.usage(error.message, of: command)
     }
 }

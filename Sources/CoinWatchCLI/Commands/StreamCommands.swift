@@ -1,5 +1,6 @@
 import CoinWatchClient
 import CoinWatchCommandLine
+import CoinWatchCore
 import CoinWatchProto
 import CoinWatchRPC
 
@@ -40,6 +41,17 @@ enum StreamCommands {
         }
         let session = context.session
         _ = try context.run { () throws(CLIError) in try await session.connect() }
+        // A stream that shows nothing until a price crosses a threshold looks hung: say on stderr what it waits for.
+        let rules = try context.run { () throws(CLIError) -> Result<(V1.Settings, [V1.Tick]), RPCError> in
+            do throws(RPCError) {
+                let settings = try await session.client.settings(device: device)
+                let symbols = settings.rules.keys.sorted()
+                return .success((settings, symbols.isEmpty ? [] : try await session.client.prices(symbols: symbols)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        context.err.write(Presenter.alertsWaitingText(device: device, rules: rules, inShell: context.inShell))
         do {
             return try follow(context, open: { $0.streamAlerts(device: device) }) { alert in
                 context.options.json ? Presenter.alertJSON(alert).description : Presenter.alertLine(alert)
@@ -75,8 +87,7 @@ enum StreamCommands {
             switch state {
             case .waiting(let retryAt, let attempt, let reason):
                 if state != reported {
-                    let (seconds, attoseconds) = (retryAt - .now).components
-                    let delay = Duration.milliseconds(max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                    let delay = Duration.milliseconds(max(0, (retryAt - .now).inMilliseconds))
                     context.err.line(
                         "connection lost (\(reason)); reconnecting in \(DurationText.format(delay)) (attempt \(attempt))")
                     reported = state

@@ -22,6 +22,27 @@ public struct DashboardModel: Sendable {
         public var change: PriceChange { PriceChange(from: first, to: last) }
     }
 
+    /// The widest text each value column has needed so far. Columns only grow, so they stay where they are from one
+    /// frame to the next while values change width (a change going from +9.5 to +10.25 and back).
+    public struct ColumnWidths: Sendable, Hashable {
+        public var priceInteger = 0
+        public var priceFraction = 0
+        public var changeInteger = 0
+        public var changeFraction = 0
+        public var percent = 0
+
+        mutating func include(_ row: Row) {
+            let price = TextTable.decimalParts(row.last.description)
+            priceInteger = max(priceInteger, price.integer.count)
+            priceFraction = max(priceFraction, price.fraction.count)
+            let change = row.change
+            let difference = TextTable.decimalParts(change.differenceText)
+            changeInteger = max(changeInteger, difference.integer.count)
+            changeFraction = max(changeFraction, difference.fraction.count)
+            percent = max(percent, change.percentText.count)
+        }
+    }
+
     /// The most prices kept per symbol (wider than any sparkline drawn).
     public static let historyLimit = 240
 
@@ -36,6 +57,7 @@ public struct DashboardModel: Sendable {
     private var lastSequence: UInt64?
     /// Updates whose price could not be read (an impossible decimal scale).
     public private(set) var invalid: UInt64 = 0
+    public private(set) var widths = ColumnWidths()
 
     public init(server: String, started: ContinuousClock.Instant) {
         self.server = server
@@ -70,6 +92,7 @@ public struct DashboardModel: Sendable {
             row.sourceTimeMs = update.sourceTimeMs
             row.rate.record(second: second)
             row.updates += 1
+            widths.include(row)
             rows[update.symbol] = row
         } else {
             var row = Row(
@@ -77,6 +100,7 @@ public struct DashboardModel: Sendable {
                 sourceTimeMs: update.sourceTimeMs)
             row.rate.record(second: second)
             row.updates = 1
+            widths.include(row)
             rows[update.symbol] = row
         }
     }

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Draws a `DashboardModel` as the lines of one screen.
 ///
 /// Pure: the same model, moment and size give the same lines, which is what the tests check. Lines
@@ -38,16 +40,26 @@ public enum DashboardView {
         return lines
     }
 
-    /// The header and one line per symbol, columns sized to their content; the sparkline takes the
-    /// room that is left (and is dropped when there is too little).
+    /// The header and one line per symbol, columns sized to the widest value they have shown (so they do not move
+    /// between frames) with prices and changes aligned on their decimal points and percentages on their right
+    /// edge; the sparkline takes the room that is left (and is dropped when there is too little).
     static func table(_ model: DashboardModel, now: ContinuousClock.Instant, width: Int) -> [StyledLine] {
         let rows = model.orderedRows
         let elapsed = now - model.started
-        let prices = TextTable.alignDecimals(rows.map(\.last.description))
-        let changes = rows.map { row -> (String, String?) in
+        let widths = model.widths
+        let prices = TextTable.alignDecimals(
+            rows.map(\.last.description), minimumIntegerWidth: widths.priceInteger,
+            minimumFractionWidth: widths.priceFraction)
+        let differences = TextTable.alignDecimals(
+            rows.map(\.change.differenceText), minimumIntegerWidth: widths.changeInteger,
+            minimumFractionWidth: widths.changeFraction)
+        let percentWidth = max(widths.percent, rows.map(\.change.percentText.count).max() ?? 0)
+        let changes = rows.enumerated().map { index, row -> (String, String?) in
             let change = row.change
             let style: String? = change.direction == .up ? ANSI.green : change.direction == .down ? ANSI.red : nil
-            return ("\(change.arrow) \(change.differenceText) \(change.percentText)", style)
+            let percent = change.percentText
+            let padding = String(repeating: " ", count: max(0, percentWidth - percent.count))
+            return ("\(change.arrow) \(differences[index])  \(padding)\(percent)", style)
         }
         let rates = rows.map { rateText($0.rate.perSecond(elapsed: elapsed)) }
         let ages = rows.map { TimeText.age(nanoseconds: nanoseconds(now - $0.lastArrival)) }
@@ -117,9 +129,8 @@ public enum DashboardView {
         return "\(tenths / 10).\(tenths % 10)/s"
     }
 
+    /// Whole nanoseconds of `duration`, 0 when it is negative.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        UInt64(max(0, duration.inNanoseconds))
     }
 }

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Updates per second over a sliding window of whole seconds, in constant memory whatever the rate.
 public struct RateMeter: Sendable, Hashable {
     /// How many seconds the rate averages over.
@@ -26,12 +28,7 @@ public struct RateMeter: Sendable, Hashable {
         for slot in 0..<Self.window where seconds[slot] > now - Self.window && seconds[slot] <= now {
             total += counts[slot]
         }
-        let length = min(Double(Self.window), max(1, Self.seconds(elapsed)))
+        let length = min(Double(Self.window), max(1, elapsed.inSeconds))
         return Double(total) / length
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

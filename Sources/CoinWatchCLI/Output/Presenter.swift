@@ -1,4 +1,5 @@
 import CoinWatchModel
+import CoinWatchRPC
 public import CoinWatchProto
 
 /// How each result reads, as text for people and as `--json` objects for scripts.
@@ -119,6 +120,44 @@ public enum Presenter {
         let arrow = alert.direction == .above ? "▲" : alert.direction == .below ? "▼" : "?"
         return "\(TimeText.iso8601(milliseconds: alert.timeMs))  \(alert.symbol)  \(arrow) \(directionName(alert.direction))"
             + " \(DecimalText.text(alert.threshold) ?? "-")  price \(DecimalText.text(alert.price) ?? "-")  id=\(alert.id)"
+    }
+
+    /// What `alerts` waits for, on stderr before the first alert: the device's rules beside the current prices, or
+    /// that it has none (or that they could not be read, which does not stop the command).
+    static func alertsWaitingText(
+        device: String, rules: Result<(V1.Settings, [V1.Tick]), RPCError>, inShell: Bool
+    ) -> String {
+        let stop = inShell ? "Ctrl-C returns to the prompt" : "Ctrl-C stops"
+        switch rules {
+        case .success(let (settings, prices)) where !settings.rules.isEmpty:
+            let out = "waiting for alerts of device \(settings.deviceID) (\(stop)); its rules:\n"
+            let now = Dictionary(prices.map { ($0.symbol, $0.price) }, uniquingKeysWith: { first, _ in first })
+            var table = TextTable(
+                headers: ["SYMBOL", "BELOW", "ABOVE", "NOW"], alignments: [.left, .decimal, .decimal, .decimal])
+            for symbol in settings.rules.keys.sorted() {
+                let rule = settings.rules[symbol]!
+                table.append([
+                    symbol,
+                    DecimalText.threshold(rule.below)?.description ?? "-",
+                    DecimalText.threshold(rule.above)?.description ?? "-",
+                    DecimalText.text(now[symbol] ?? nil) ?? "-",
+                ])
+            }
+            var text = out + table.render().split(separator: "\n").map { "  \($0)\n" }.joined()
+            let unpriced = settings.rules.keys.filter { (now[$0] ?? nil) == nil }.sorted()
+            if !unpriced.isEmpty {
+                text += "  (no price yet for \(unpriced.joined(separator: ", ")): "
+                    + "\(unpriced.count == 1 ? "its rule" : "their rules") cannot fire until a feed or a publisher prices "
+                    + "\(unpriced.count == 1 ? "it" : "them"))\n"
+            }
+            return text
+        case .failure(let error) where error.code != .notFound:
+            return "waiting for alerts of device \(device) (\(stop))\n"
+        case .success, .failure:
+            let command = (inShell ? "" : "coinwatch ") + "settings set \(device) SYMBOL --below PRICE"
+            return "waiting for alerts of device \(device) (\(stop)); it has no rules, so none will fire until one is "
+                + "set ('\(command)')\n"
+        }
     }
 
     public static func alertJSON(_ alert: V1.Alert) -> JSONObject {

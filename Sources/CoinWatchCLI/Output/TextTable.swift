@@ -52,18 +52,24 @@ public struct TextTable: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Pads decimal texts so their points line up: integer parts right-aligned, fractions left-aligned.
-    public static func alignDecimals(_ cells: [String]) -> [String] {
-        let split = cells.map { cell -> (String, String) in
-            guard let point = cell.firstIndex(of: ".") else { return (cell, "") }
-            return (String(cell[..<point]), String(cell[point...]))
-        }
-        let integerWidth = split.map(\.0.count).max() ?? 0
-        let fractionWidth = split.map(\.1.count).max() ?? 0
+    /// Pads decimal texts so their points line up: integer parts right-aligned, fractions left-aligned. The parts
+    /// are at least as wide as the minimums given (a display that keeps its columns still as values change).
+    public static func alignDecimals(
+        _ cells: [String], minimumIntegerWidth: Int = 0, minimumFractionWidth: Int = 0
+    ) -> [String] {
+        let split = cells.map(decimalParts)
+        let integerWidth = max(minimumIntegerWidth, split.map(\.integer.count).max() ?? 0)
+        let fractionWidth = max(minimumFractionWidth, split.map(\.fraction.count).max() ?? 0)
         return split.map { integer, fraction in
             String(repeating: " ", count: integerWidth - integer.count) + integer + fraction
                 + String(repeating: " ", count: fractionWidth - fraction.count)
         }
+    }
+
+    /// `-12.5` → (`-12`, `.5`): the text before the point and from the point on.
+    static func decimalParts(_ cell: String) -> (integer: String, fraction: String) {
+        guard let point = cell.firstIndex(of: ".") else { return (cell, "") }
+        return (String(cell[..<point]), String(cell[point...]))
     }
 
     private func trimTrailing(_ text: String) -> String {

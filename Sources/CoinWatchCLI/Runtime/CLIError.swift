@@ -63,18 +63,28 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
     /// For usage errors: the usage of the command that was mistyped, printed after the message.
     public let usage: String?
+    /// For usage errors: the words after `help` that show the help to read next (`settings set`; empty for the
+    /// list of commands).
+    public let helpTopic: String?
 
-    public init(code: Code, message: String, usage: String? = nil) {
+    public init(code: Code, message: String, usage: String? = nil, helpTopic: String? = nil) {
         self.code = code
         self.message = message
         self.usage = usage
+        self.helpTopic = helpTopic
     }
 
     public var description: String { message }
 
-    /// A usage error with the usage of the command it concerns.
-    public static func usage(_ message: String, _ usage: String) -> CLIError {
-        CLIError(code: .usage, message: message, usage: usage)
+    /// A usage error with the usage of the command it concerns and the help topic that explains it (`settings set`;
+    /// empty for the list of commands).
+    public static func usage(_ message: String, _ usage: String, helpTopic: String = "") -> CLIError {
+        CLIError(code: .usage, message: message, usage: usage, helpTopic: helpTopic)
+    }
+
+    /// A usage error of `command`: its usage, and its help to read next.
+    public static func usage(_ message: String, of command: CommandSpec) -> CLIError {
+        .usage(message, command.usage, helpTopic: command.name)
     }
 
     public static let interrupted = CLIError(code: .interrupted, message: "interrupted")
@@ -89,16 +99,27 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
         self.init(code: .rpc, message: "\(error.code): \(error.message)")
     }
 
-    /// Failing to connect, as one line naming the address and what to check.
+    /// Failing to connect, as one line naming the address once and what to check.
     ///
     /// The client's UNAVAILABLE message reads `cannot connect to ADDR: connect failed: Connection refused
-    /// (errno 111) [ADDR]`; the reason is lifted out of it so the line stays short, falling back to the
-    /// whole message for shapes it does not recognise (a failed handshake, say).
+    /// (errno 111)`; the reason is lifted out of it so the line stays short, falling back to the whole
+    /// message for shapes it does not recognise (a failed handshake, say), which then names the address
+    /// itself. What to check follows from the reason: the host name when it does not resolve, the address
+    /// when something answered that is not coinwatchd, else whether the server runs.
     public static func unreachable(address: String, _ error: RPCError) -> CLIError {
-        CLIError(
+        let reason = connectFailureReason(error.message)
+        let check: String
+        if error.message.contains("getaddrinfo failed") {
+            check = "check the host name"
+        } else if error.message.contains("not coinwatchd") || error.message.hasPrefix("no Welcome from") {
+            check = "check the address"
+        } else {
+            check = "is it running?"
+        }
+        let place = reason.contains(address) ? "" : " at \(address)"
+        return CLIError(
             code: .unreachable,
-            message: "cannot reach coinwatchd at \(address): \(connectFailureReason(error.message))"
-                + " — is it running? (--server / COINWATCH_SERVER)")
+            message: "cannot reach coinwatchd\(place): \(reason) — \(check) (--server / COINWATCH_SERVER)")
     }
 
     /// `Connection refused` out of the client's connect error, lower-cased like the rest of the line.
@@ -125,5 +146,5 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension UsageError {
     /// This usage error with the usage of the command it concerns.
-    func cliError(usage: String) -> CLIError { .usage(message, usage) }
+    func cliError(of command: CommandSpec) -> CLIError { .usage(message, of: command) }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Dispatch
 import Synchronization
 
@@ -109,8 +110,7 @@ public final class Console: Sendable {
         if let input { descriptors.append(pollfd(fd: input, events: Int16(POLLIN), revents: 0)) }
         let milliseconds: Int32
         if let timeout {
-            let (seconds, attos) = timeout.components
-            milliseconds = Int32(clamping: max(0, seconds * 1000 + attos / 1_000_000_000_000_000))
+            milliseconds = Int32(clamping: max(0, timeout.inMilliseconds))
         } else {
             milliseconds = -1
         }

@@ -44,13 +44,13 @@ enum Dispatcher {
                 let names = members.map { $0.words[1] }
                 throw CLIError.usage(
                     "missing \(word) command: \(names.dropLast().joined(separator: ", ")) or \(names.last!)",
-                    CommandCatalog.groupUsage(word))
+                    CommandCatalog.groupUsage(word), helpTopic: word)
             }
             let sub = tail[subIndex]
             guard let member = members.first(where: { $0.words[1] == sub }) else {
                 throw CLIError.usage(
                     "unknown \(word) command '\(sub)'\(suggestion(for: sub, among: members.map { $0.words[1] }))",
-                    CommandCatalog.groupUsage(word))
+                    CommandCatalog.groupUsage(word), helpTopic: word)
             }
             command = member
             rest.remove(at: index + subIndex)
@@ -69,7 +69,7 @@ enum Dispatcher {
         session: (GlobalOptions) -> ClientSession
     ) throws(CLIError) -> Int32 {
         if parsed.has("help") {
-            OutputStream.standardOutput.write(command.help)
+            OutputStream.standardOutput.write(inShell ? HelpCommand.shellForm(command.help) : command.help)
             return ExitStatus.ok
         }
         let options = try usage(command) { () throws(UsageError) in try GlobalOptions(parsed) }
@@ -89,7 +89,7 @@ enum Dispatcher {
         case "health": return try HealthCommand.run(parsed, context)
         case "help": return try HelpCommand.run(parsed, context)
         case "shell":
-            if inShell { throw CLIError.usage("already in the shell", command.usage) }
+            if inShell { throw CLIError.usage("already in the shell", of: command) }
             return try Shell(options: options, environment: environment).run()
         default:
             throw CLIError.usage("unknown command '\(command.name)'", CommandCatalog.overviewUsage)
@@ -119,14 +119,21 @@ enum Dispatcher {
         return previous[b.count]
     }
 
-    /// Prints an error the way every command does: `error: …`, then the usage for usage errors.
-    static func report(_ error: CLIError, to err: OutputStream = .standardError) {
+    /// Prints an error the way every command does: `error: …`, then for usage errors the usage and the help to
+    /// read next. In the shell, commands are typed without `coinwatch`, and so are the usage and the hint.
+    static func report(_ error: CLIError, inShell: Bool = false, to err: OutputStream = .standardError) {
         // Stopped by Ctrl-C or a signal: the user knows; the exit status says it to scripts.
         if error.code.signal != nil { return }
         err.line("error: \(error.message)")
-        if let usage = error.usage {
+        guard let usage = error.usage else { return }
+        let topic = error.helpTopic ?? ""
+        if inShell {
+            // The list of commands is what `help` shows; a command's usage is the line it was typed on.
+            if !topic.isEmpty { err.line("USAGE: \(HelpCommand.shellForm(usage))") }
+            err.line(topic.isEmpty ? "Type 'help' for the commands." : "Type 'help \(topic)' for its options.")
+        } else {
             err.line("USAGE: \(usage)")
-            err.line("Run 'coinwatch help' or add --help for more.")
+            err.line(topic.isEmpty ? "Run 'coinwatch help' for the commands." : "Run 'coinwatch help \(topic)' for its options.")
         }
     }
 }

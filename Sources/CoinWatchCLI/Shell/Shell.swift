@@ -166,7 +166,7 @@ final class Shell {
             lastStatus = try run(words)
         } catch {
             // Ctrl-C just comes back to the prompt; SIGTERM or SIGHUP ends the shell.
-            Dispatcher.report(error)
+            Dispatcher.report(error, inShell: true)
             lastStatus = error.code.exitStatus
             if let signal = error.code.signal, signal != SIGINT { return .leave(error.code.exitStatus) }
         }
@@ -185,7 +185,7 @@ final class Shell {
             out.line("coinwatch \(CoinWatchVersion.current)")
             return ExitStatus.ok
         case .groupHelp(let word):
-            out.write(CommandCatalog.groupHelp(word))
+            out.write(HelpCommand.shellForm(CommandCatalog.groupHelp(word)))
             return ExitStatus.ok
         case .none:
             return ExitStatus.ok

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchProto
 import Synchronization
 
@@ -76,7 +77,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         var call = Call(pending: pending, deadline: nil)
         var timeoutMs: UInt64 = 0
         if let timeout {
-            timeoutMs = UInt64(max(1, ServerConnection.nanoseconds(timeout) / 1_000_000))
+            timeoutMs = UInt64(max(1, timeout.inMilliseconds))
             call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.expire(id: id, timeoutMs: timeoutMs)
             }
@@ -183,7 +184,28 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        if let text = Self.textPrefix(error.prefix) {
+            close(reason: RPCError(code: .unavailable, message: Self.notCoinWatch(address, answeredWith: text)))
+            return
+        }
         close(reason: RPCError(code: .internal, message: "bad frame from \(address): \(error.message)"))
+    }
+
+    /// The first bytes a server sent when they are printable ASCII. No CoinWatch frame starts that way: four such
+    /// bytes as a length prefix would announce a frame of at least 538 MB. It is some other protocol's text (an
+    /// HTTP status line, an HTML page, an SSH or SMTP banner, a Redis error).
+    static func textPrefix(_ prefix: [UInt8]) -> String? {
+        guard prefix.count == 4, prefix.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        return String(decoding: prefix, as: UTF8.self)
+    }
+
+    /// Why a server that answered with `text` is not one to talk to: said for what it is (an HTTP server) rather than
+    /// as an impossible frame length.
+    static func notCoinWatch(_ address: String, answeredWith text: String) -> String {
+        if text == "HTTP" || text.hasPrefix("<") {
+            return "\(address) is an HTTP server, not coinwatchd: it answered the CoinWatch handshake with \"\(text)…\""
+        }
+        return "\(address) is not coinwatchd: it answered the CoinWatch handshake with text (\"\(text)…\")"
     }
 
     func inputEnded(on connection: Connection) {

@@ -37,7 +37,7 @@ public final class RPCClientConnection: Sendable {
                 switch result {
                 case .failure(let error):
                     continuation.resume(returning: .failure(
-                        RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)")))
+                        RPCError(code: .unavailable, message: "cannot connect to \(address): \(error.description(naming: address))")))
                 case .success(let connection):
                     let handler = ClientConnectionHandler(connection: connection, options: options, address: address)
                     handler.begin { welcome in

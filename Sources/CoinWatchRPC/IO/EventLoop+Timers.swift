@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 extension EventLoop {
     /// Runs `body` on this loop once `delay` has passed (CLOCK_MONOTONIC).
     ///
@@ -6,14 +8,14 @@ extension EventLoop {
     /// earliest deadline moves earlier. Loop thread only.
     @discardableResult
     public func scheduleTimer(after delay: Duration, _ body: @escaping () -> Void) -> TimerHandle {
-        scheduleTimer(afterNanoseconds: delay.nanoseconds, body)
+        scheduleTimer(afterNanoseconds: delay.inNanoseconds, body)
     }
 
     /// Like ``scheduleTimer(after:_:)`` with a delay in nanoseconds (negative = now).
     @discardableResult
     public func scheduleTimer(afterNanoseconds delay: Int64, _ body: @escaping () -> Void) -> TimerHandle {
         assertInEventLoop()
-        let now = Sys.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         let (sum, overflow) = now.addingReportingOverflow(max(0, delay))
         let deadline = overflow ? Int64.max - 1 : sum
         let handle = timers.schedule(deadline: deadline, body)
@@ -42,7 +44,7 @@ extension EventLoop {
     func runExpiredTimers() {
         // The timerfd is one-shot, so after firing it is disarmed.
         armedTimerDeadline = Int64.max
-        let now = Sys.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         let mark = timers.sequenceMark
         while let body = timers.popExpired(now: now, sequenceLimit: mark) {
             body()
@@ -51,16 +53,5 @@ extension EventLoop {
             armedTimerDeadline = next
             epoll.armTimer(deadline: next)
         }
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, saturating at the `Int64` range.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? Int64.min : Int64.max }
-        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow2 ? (seconds < 0 ? Int64.min : Int64.max) : sum
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Dispatch
 import Synchronization
 
@@ -62,7 +63,7 @@ public final class EventLoop: @unchecked Sendable {
     private var runningJobs: [Job] = []
     /// Counters for diagnostics and tests.
     var stats = Statistics()
-    /// `Sys.monotonicNanoseconds()` as first read in this iteration; 0 until then.
+    /// `MonotonicClock.nanoseconds()` as first read in this iteration; 0 until then.
     private var iterationNanos: Int64 = 0
     /// Set when the loop begins to stop; registrations are refused from then on.
     private(set) var isStopping = false
@@ -220,7 +221,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Loop thread only.
     func iterationNanoseconds() -> Int64 {
         if iterationNanos == 0 {
-            iterationNanos = Sys.monotonicNanoseconds()
+            iterationNanos = MonotonicClock.nanoseconds()
         }
         return iterationNanos
     }

@@ -37,14 +37,6 @@ enum Sys {
         code == EAGAIN || code == EWOULDBLOCK
     }
 
-    // MARK: Clock
-
-    /// CLOCK_MONOTONIC in nanoseconds, the clock the loop's timerfd runs on.
-    @inline(__always)
-    static func monotonicNanoseconds() -> Int64 {
-        cw_sys_monotonic_ns()
-    }
-
     // MARK: File descriptors
 
     /// Closes `fd`. EINTR is not retried: on Linux the descriptor is released even then, and a retry

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 
@@ -5,7 +6,7 @@ extension ServerConnection {
     /// Answers a `Ping` with a `Pong`, within the ping budget (a token bucket of `pingBurst`
     /// refilled at `pingsPerSecond`); a flood gets `GoAway` and the connection closes.
     func answerPing(_ ping: V1.Ping) {
-        let now = Sys.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         let elapsed = Double(now - pingRefillNanos) / 1e9
         pingRefillNanos = now
         pingTokens = min(Double(configuration.pingBurst), pingTokens + elapsed * configuration.pingsPerSecond)
@@ -25,12 +26,12 @@ extension ServerConnection {
     /// still silent then gets `GoAway` and is closed.
     func scheduleIdleCheck() {
         guard configuration.idleTimeout > .zero else { return }
-        let timeoutNanos = Self.nanoseconds(configuration.idleTimeout)
-        let remaining = max(Int64(1_000_000), lastFrameNanos + timeoutNanos - Sys.monotonicNanoseconds())
+        let timeoutNanos = configuration.idleTimeout.inNanoseconds
+        let remaining = max(Int64(1_000_000), lastFrameNanos + timeoutNanos - MonotonicClock.nanoseconds())
         idleTimer = eventLoop.scheduleTimer(afterNanoseconds: remaining) { [unowned self] in
             self.idleTimer = nil
             guard self.state == .ready || self.state == .draining else { return }
-            if Sys.monotonicNanoseconds() - self.lastFrameNanos >= timeoutNanos {
+            if MonotonicClock.nanoseconds() - self.lastFrameNanos >= timeoutNanos {
                 self.shared.logger.debug("closing idle connection", ["peer": self.peer])
                 self.sendGoAway(code: .unavailable, reason: "idle for \(self.configuration.idleTimeout)")
                 self.terminateCalls(sendEnd: true, reason: RPCError(code: .unavailable, message: "the connection was idle"))

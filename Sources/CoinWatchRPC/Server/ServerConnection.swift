@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 import Synchronization
@@ -48,7 +49,7 @@ final class ServerConnection: ConnectionDelegate {
         self.shared = shared
         self.peer = connection.peerAddress() ?? "unknown"
         self.loopTable = shared.table(for: connection.eventLoop)
-        self.lastFrameNanos = Sys.monotonicNanoseconds()
+        self.lastFrameNanos = MonotonicClock.nanoseconds()
         self.pingTokens = Double(shared.configuration.pingBurst)
         self.pingRefillNanos = lastFrameNanos
     }
@@ -195,10 +196,5 @@ final class ServerConnection: ConnectionDelegate {
         case .goAway: "GoAway"
         case .error: "ConnectionError"
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchProto
 import Synchronization
@@ -40,7 +41,7 @@ final class ServerShared: Sendable {
             protocolVersion: RPCProtocol.version, serverName: configuration.serverName,
             serverVersion: configuration.serverVersion, maxFrameBytes: UInt32(clamping: configuration.maxFrameBytes),
             maxConcurrentCalls: UInt32(clamping: configuration.maxConcurrentCallsPerConnection),
-            idleTimeoutMs: UInt32(clamping: ServerConnection.nanoseconds(configuration.idleTimeout) / 1_000_000),
+            idleTimeoutMs: UInt32(clamping: configuration.idleTimeout.inMilliseconds),
             methods: table.keys.sorted())
         self.logger = logger
         self.group = group

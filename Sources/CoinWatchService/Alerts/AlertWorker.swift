@@ -1,4 +1,5 @@
 import CoinWatchAlertEngine
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -54,7 +55,7 @@ final class AlertWorker: @unchecked Sendable {
     /// Alert-thread state: last prices and clock not yet written (see `commit`).
     private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
     private var unsavedClock = false
-    private var lastPriceSave: UInt64 = 0
+    private var lastPriceSave: Int64 = 0
     private var stopping = false
     private var started = false
 
@@ -171,16 +172,13 @@ final class AlertWorker: @unchecked Sendable {
     // MARK: The alert thread
 
     private func run() {
-        var lastSweep = DispatchTime.now()
+        var lastSweep = MonotonicClock.nanoseconds()
         // The first round runs at once: it sends what `loadPushQueue` found in the outbox.
         var first = true
         while true {
-            var timeout = DispatchTime.now() + 60
-            if let retry = push.nextRetry {
-                let (seconds, attoseconds) = max(.zero, retry - .now).components
-                timeout = min(timeout, .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
-            }
-            if !first { _ = wake.wait(timeout: timeout) }
+            var sleep: Int64 = 60_000_000_000
+            if let retry = push.nextRetry { sleep = min(sleep, max(0, retry - MonotonicClock.nanoseconds())) }
+            if !first { _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep))) }
             first = false
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
                 guard !inbox.paused || inbox.stopping else { return ([], false) }
@@ -192,12 +190,12 @@ final class AlertWorker: @unchecked Sendable {
             }
             var round = Round()
             for job in jobs { handle(job, &round) }
-            if DispatchTime.now().uptimeNanoseconds - lastSweep.uptimeNanoseconds > 60_000_000_000 {
+            if MonotonicClock.nanoseconds() - lastSweep > 60_000_000_000 {
                 sweepExpired(&round)
-                lastSweep = .now()
+                lastSweep = MonotonicClock.nanoseconds()
             }
             self.stopping = stopping
-            push.prepare(&round, nowMs: Self.nowMilliseconds(), read: outboxEntry)
+            push.prepare(&round, nowMs: WallClock.milliseconds(), read: outboxEntry)
             commit(&round)
             if stopping && inbox.withLock({ $0.jobs.isEmpty }) { break }
         }
@@ -262,18 +260,18 @@ final class AlertWorker: @unchecked Sendable {
                 round.outbox[key] = .some(nil)
             }
         case .registerDevice(let registration, let responder):
-            push.register(registration, responder: responder, nowMs: Self.nowMilliseconds(), &round) { device, round in
+            push.register(registration, responder: responder, nowMs: WallClock.milliseconds(), &round) { device, round in
                 self.outboxKeys(of: device, round)
             }
         case .unregisterDevice(let device, let responder):
             push.unregister(device, responder: responder, &round)
         case .pushResponses(let responses):
-            push.handle(responses, &round, nowMs: Self.nowMilliseconds(), read: outboxEntry)
+            push.handle(responses, &round, nowMs: WallClock.milliseconds(), read: outboxEntry)
         }
     }
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = WallClock.milliseconds()
         for tick in ticks {
             result.removeAll()
             do {
@@ -320,7 +318,7 @@ final class AlertWorker: @unchecked Sendable {
     private func subscribe(_ subscriber: AlertSubscriber, _ round: inout Round) {
         subscribers[subscriber.device, default: [:]][subscriber.id] = subscriber
         stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         let prefix = AlertStorage.outboxDevicePrefix(subscriber.device)
         // The device's outbox as of this point of the round; a `nil` alert is an entry that does not decode.
         var entries: [[UInt8]: V1.Alert?] = [:]
@@ -368,7 +366,7 @@ final class AlertWorker: @unchecked Sendable {
 
     /// Drops outbox entries past the expiry.
     private func sweepExpired(_ round: inout Round) {
-        let oldest = Int64(Date().timeIntervalSince1970 * 1000) - Self.milliseconds(configuration.outboxExpiry)
+        let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
         var expired: [[UInt8]] = []
         try? database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
             if let alert = try? V1.Alert(serializedBytes: entry.value), alert.timeMs >= oldest { return .continue }
@@ -406,7 +404,7 @@ final class AlertWorker: @unchecked Sendable {
         // exactly what the lost ticks would have fired, and nothing twice.
         for (symbol, price) in round.lastPrices { unsavedLastPrices[symbol] = price }
         unsavedClock = unsavedClock || round.clockChanged
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = MonotonicClock.nanoseconds()
         if !round.batch.isEmpty || now &- lastPriceSave >= 1_000_000_000 || stopping {
             for (symbol, price) in unsavedLastPrices {
                 round.batch.put(AlertStorage.lastKey(symbol), Array(price.description.utf8))
@@ -450,12 +448,6 @@ final class AlertWorker: @unchecked Sendable {
                 post(.delivered(key: key, alertID: id, device: device))
             }
         }
-    }
-
-    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 }
 

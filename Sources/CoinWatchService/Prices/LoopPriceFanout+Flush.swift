@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchRPC
 import Synchronization
@@ -36,7 +37,7 @@ extension LoopPriceFanout {
         }
         var now: Int64 = 0
         if subscriber.intervalNanos > 0 {
-            now = PriceWire.monotonicNanos()
+            now = MonotonicClock.nanoseconds()
             if now < subscriber.nextSendNanos {
                 if subscriber.intervalTimer == nil {
                     subscriber.intervalTimer = loop.scheduleTimer(afterNanoseconds: subscriber.nextSendNanos - now) {
@@ -206,7 +207,6 @@ extension LoopPriceFanout {
     /// `10 s`, `250 ms`.
     static func describe(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        if attoseconds == 0 { return "\(seconds) s" }
-        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
+        return attoseconds == 0 ? "\(seconds) s" : "\(duration.inMilliseconds) ms"
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
@@ -55,7 +56,7 @@ extension PriceHub {
                 message: "ticks: at most \(configuration.maxTicksPerPublish) ticks per call "
                     + "(got \(request.ticks.count))")
         }
-        let now = PriceWire.nowMs()
+        let now = WallClock.milliseconds()
         var ticks: [PriceTick] = []
         ticks.reserveCapacity(request.ticks.count)
         for (index, tick) in request.ticks.enumerated() {

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
@@ -99,9 +100,8 @@ final class PricePersistence: Sendable {
     }
 
     private func scheduleNext() {
-        let (seconds, attoseconds) = interval.components
-        let nanoseconds = max(1_000_000, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        let nanoseconds = max(1_000_000, interval.inNanoseconds)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
             guard let self, !self.state.withLock({ $0.stopped }) else { return }
             self.writeChanges(sync: false)
             self.scheduleNext()

@@ -1,20 +1,14 @@
 import CoinWatchModel
 import CoinWatchProto
-import Glibc
 
-/// Conversions between the hub's validated values and their wire messages, and the checks on wire ticks.
+/// The hub's ticks to and from their wire messages, with the checks a tick from outside must pass.
 ///
-/// Kept in one place so PublishPrices, the persisted last prices and GetPrices apply the same rules.
+/// Kept in one place so PublishPrices, the persisted last prices and GetPrices apply the same rules. The decimal
+/// conversion itself is `ExactDecimal(validating:field:)` and `V1.Decimal(_:)`; the clocks are `WallClock` and
+/// `MonotonicClock`.
 enum PriceWire {
-    /// Largest scale a wire price may carry, as `coinwatch.proto` documents.
-    static let maxScale = UInt32(ExactDecimal.maxScale)
-
-    static func decimal(_ value: ExactDecimal) -> V1.Decimal {
-        V1.Decimal(mantissa: value.mantissa, scale: UInt32(value.scale))
-    }
-
     static func tick(_ tick: PriceTick) -> V1.Tick {
-        V1.Tick(symbol: tick.symbol.rawValue, price: decimal(tick.price), timeMs: tick.timeMs)
+        V1.Tick(symbol: tick.symbol.rawValue, price: V1.Decimal(tick.price), timeMs: tick.timeMs)
     }
 
     /// Validates a tick from the wire; `field` names it in errors (`ticks[3]`). A `time_ms` of 0 becomes `nowMs`.
@@ -34,30 +28,10 @@ enum PriceWire {
         guard let decimal else {
             throw ValidationError(field: field, rule: "is required")
         }
-        guard decimal.scale <= maxScale,
-              let value = ExactDecimal(mantissa: decimal.mantissa, scale: Int(decimal.scale))
-        else {
-            throw ValidationError(field: field, rule: "scale must be 0–\(maxScale) (got \(decimal.scale))")
-        }
+        let value = try ExactDecimal(validating: decimal, field: field)
         guard value > .zero else {
             throw ValidationError(field: field, rule: "must be greater than 0 (got \(value))")
         }
         return value
-    }
-
-    /// The wall clock in milliseconds since the Unix epoch: what a tick with `time_ms` 0 is stamped with.
-    static func nowMs() -> Int64 {
-        var spec = timespec()
-        // clock_gettime: fills the caller's timespec; CLOCK_REALTIME cannot fail with a valid pointer.
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
-
-    /// Monotonic nanoseconds, for intervals and deadlines (never for time stamps).
-    static func monotonicNanos() -> Int64 {
-        var spec = timespec()
-        // clock_gettime: fills the caller's timespec; CLOCK_MONOTONIC cannot fail with a valid pointer.
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
     }
 }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -65,7 +66,7 @@ final class PushDelivery {
         self.defaultTopic = defaultTopic
         self.registry = registry
         self.configuration = configuration
-        outboxExpiryMs = AlertWorker.milliseconds(outboxExpiry)
+        outboxExpiryMs = outboxExpiry.inMilliseconds
         self.logger = logger
         window = max(1, (sender?.capacity ?? 0) * 2)
     }
@@ -119,7 +120,7 @@ final class PushDelivery {
     /// round; they are sent once the round is in LevelDB. Entries found expired are deleted in the round.
     func prepare(_ round: inout AlertWorker.Round, nowMs: Int64, read: ([UInt8], AlertWorker.Round) -> V1.Alert?) {
         guard isOn else { return }
-        for key in retries.popDue(now: ContinuousClock.now) {
+        for key in retries.popDue(now: MonotonicClock.nanoseconds()) {
             guard var entry = tracked[key], case .waiting = entry.phase else { continue }
             entry.phase = .ready
             tracked[key] = entry
@@ -166,8 +167,8 @@ final class PushDelivery {
         }
     }
 
-    /// When the earliest retry is due, for the alert thread's sleep.
-    var nextRetry: ContinuousClock.Instant? { retries.earliest }
+    /// When the earliest retry is due (`MonotonicClock` nanoseconds), for the alert thread's sleep.
+    var nextRetry: Int64? { retries.earliest }
 
     // MARK: Answers
 
@@ -205,7 +206,7 @@ final class PushDelivery {
                 guard isCurrent else { break }
                 entry.attempts += 1
                 let delay = backoff(attempt: entry.attempts)
-                if nowMs + AlertWorker.milliseconds(delay) >= expiresAtMs {
+                if nowMs + delay.inMilliseconds >= expiresAtMs {
                     round.pushCounts.expired += 1
                     round.outbox[key] = .some(nil)
                     tracked.removeValue(forKey: key)
@@ -213,7 +214,7 @@ final class PushDelivery {
                     round.pushCounts.retried += 1
                     entry.phase = .waiting
                     tracked[key] = entry
-                    retries.schedule(key, at: ContinuousClock.now + delay)
+                    retries.schedule(key, at: MonotonicClock.nanoseconds() + delay.inNanoseconds)
                 }
                 continue
             }
@@ -228,8 +229,8 @@ final class PushDelivery {
     /// The wait before retry number `attempt` (1 for the first): initial × 2^(attempt−1), at most the cap, of
     /// which a random half is taken off so that notifications failed together do not all return together.
     func backoff(attempt: Int) -> Duration {
-        let initial = AlertWorker.milliseconds(configuration.initialBackoff)
-        let cap = AlertWorker.milliseconds(configuration.maxBackoff)
+        let initial = configuration.initialBackoff.inMilliseconds
+        let cap = configuration.maxBackoff.inMilliseconds
         let exponent = min(attempt - 1, 40)
         let full = min(cap, initial << exponent)
         let half = full / 2
@@ -278,15 +279,15 @@ extension String {
     }
 }
 
-/// Retries waiting for their time: a min-heap of due instants.
+/// Retries waiting for their time: a min-heap of due instants (`MonotonicClock` nanoseconds).
 struct RetrySchedule {
-    private var heap: [(due: ContinuousClock.Instant, key: [UInt8])] = []
+    private var heap: [(due: Int64, key: [UInt8])] = []
 
     var count: Int { heap.count }
 
-    var earliest: ContinuousClock.Instant? { heap.first?.due }
+    var earliest: Int64? { heap.first?.due }
 
-    mutating func schedule(_ key: [UInt8], at due: ContinuousClock.Instant) {
+    mutating func schedule(_ key: [UInt8], at due: Int64) {
         heap.append((due, key))
         var child = heap.count - 1
         while child > 0 {
@@ -298,7 +299,7 @@ struct RetrySchedule {
     }
 
     /// The keys due at `now`, earliest first.
-    mutating func popDue(now: ContinuousClock.Instant) -> [[UInt8]] {
+    mutating func popDue(now: Int64) -> [[UInt8]] {
         var due: [[UInt8]] = []
         while let first = heap.first, first.due <= now {
             due.append(first.key)

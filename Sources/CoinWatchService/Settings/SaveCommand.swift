@@ -93,7 +93,7 @@ struct SaveCommand: Sendable {
         guard below != nil || above != nil else {
             return nil
         }
-        return V1.AlertRule(below: below.map(Self.wire), above: above.map(Self.wire))
+        return V1.AlertRule(below: below.map(V1.Decimal.init), above: above.map(V1.Decimal.init))
     }
 
     /// One side of a rule as an exact decimal; `nil` when it is off (absent or zero).
@@ -101,19 +101,11 @@ struct SaveCommand: Sendable {
         guard let value else {
             return nil
         }
-        guard value.scale <= UInt32(ExactDecimal.maxScale),
-              let decimal = ExactDecimal(mantissa: value.mantissa, scale: Int(value.scale))
-        else {
-            throw ValidationError(field: field, rule: "scale must be 0–\(ExactDecimal.maxScale) (got \(value.scale))")
-        }
+        let decimal = try ExactDecimal(validating: value, field: field)
         guard !decimal.isNegative else {
             throw ValidationError(field: field, rule: "must not be negative (got \(decimal))")
         }
         return decimal.isZero ? nil : decimal
-    }
-
-    private static func wire(_ decimal: ExactDecimal) -> V1.Decimal {
-        V1.Decimal(mantissa: decimal.mantissa, scale: UInt32(decimal.scale))
     }
 }
 

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -39,7 +40,7 @@ public final class SettingsStore: Sendable {
     /// - Throws: `StoreError` with code `.notSupported` when the store was written by a newer schema version,
     ///   `.corruption` when a stored record cannot be read back, or what LevelDB reports.
     public convenience init(database: Database, options: Options = Options()) throws(StoreError) {
-        try self.init(database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds)
+        try self.init(database: database, sink: nil, options: options, clock: WallClock.milliseconds)
     }
 
     /// As `init(database:options:)`, calling `onLoadedRule` with every device's rules as the load reads them (the
@@ -50,7 +51,7 @@ public final class SettingsStore: Sendable {
         onLoadedRule: @escaping (DeviceID, StoredRule) -> Void
     ) throws(StoreError) {
         try self.init(
-            database: database, sink: nil, options: options, clock: Self.wallClockMilliseconds,
+            database: database, sink: nil, options: options, clock: WallClock.milliseconds,
             onLoadedRule: onLoadedRule
         )
     }
@@ -117,9 +118,5 @@ public final class SettingsStore: Sendable {
         var stats = writer.statistics.withLock { $0 }
         stats.pendingWrites = queue.count
         return stats
-    }
-
-    static let wallClockMilliseconds: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 }

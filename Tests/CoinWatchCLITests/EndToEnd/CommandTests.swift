@@ -175,7 +175,14 @@ struct CommandTests {
 
     @Test("bad usage prints the message and the command's usage, exit 64", arguments: [
         (["frobnicate"], "error: unknown command 'frobnicate'\nUSAGE: coinwatch [options] COMMAND"),
-        (["settings", "get"], "error: missing DEVICE\nUSAGE: coinwatch settings get DEVICE"),
+        (["pirces"], "error: unknown command 'pirces' (did you mean 'prices'?)\nUSAGE: coinwatch [options] COMMAND"),
+        (["settings", "get"], """
+            error: missing DEVICE
+            USAGE: coinwatch settings get DEVICE [global options]
+            Run 'coinwatch help settings get' for its options.
+
+            """),
+        (["settings", "frob"], "error: unknown settings command 'frob'\nUSAGE: coinwatch settings get DEVICE"),
         (["settings", "set", "d", "BTC", "--below", "1.2.3"], "error: --below: '1.2.3' is not a decimal number: more than one decimal point\nUSAGE: coinwatch settings set"),
         (["publish", "BTC"], "error: missing PRICE after 'BTC'\nUSAGE: coinwatch publish"),
         (["watch", "--interval", "soon"], "error: --interval: 'soon' is not a duration such as 500ms or 2s\nUSAGE: coinwatch watch"),
@@ -202,12 +209,23 @@ struct CommandTests {
         #expect(result.stderr.isEmpty)
     }
 
+    @Test("pointed at an HTTP server it says so, once, instead of reading a frame length out of the reply")
+    func httpServer() async throws {
+        let server = try CannedReplyServer(reply: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        let address = "127.0.0.1:\(server.port)"
+        let result = try await CLIProcess.run(["health"], server: address)
+        #expect(result.status == 3)
+        #expect(result.stderr == "error: cannot reach coinwatchd: \(address) is an HTTP server, not coinwatchd: it answered the "
+            + "CoinWatch handshake with \"HTTP…\" — check the address (--server / COINWATCH_SERVER)\n")
+    }
+
     @Test("a call that gets no answer fails at --timeout (exit 3: nothing answered)")
     func timeout() async throws {
         let listener = try SilentListener()
         let result = try await CLIProcess.run(["health", "--timeout", "300ms"], server: "127.0.0.1:\(listener.port)")
         #expect(result.status == 3)
-        #expect(result.stderr.hasPrefix("error: cannot reach coinwatchd at 127.0.0.1:\(listener.port): "))
+        #expect(result.stderr.hasPrefix("error: cannot reach coinwatchd: no Welcome from 127.0.0.1:\(listener.port) in time — "),
+                "\(result.stderr)")
     }
 
     @Test("alerts through a pipe: one line per alert as it fires, Ctrl-C exits 130")
@@ -217,6 +235,9 @@ struct CommandTests {
         try await publish(["BTC", "65000"], to: server)
         _ = try await CLIProcess.run(["settings", "set", "phone-5", "BTC", "--below", "64000", "--above", "66000"], server: server.address)
         let alerts = try CLIProcess(["alerts", "phone-5"], server: server.address)
+        // It says on stderr what it waits for: the device's rules beside the current price.
+        try await alerts.waitForError { $0.contains("waiting for alerts of device phone-5 (Ctrl-C stops); its rules:") }
+        #expect(alerts.stderr.contains("  BTC     64000  66000  65000"), "\(alerts.stderr)")
         try await publish(["BTC", "63999.5"], to: server)
         try await alerts.waitForOutput { $0.contains("  BTC  ▼ below 64000  price 63999.5  id=") }
         try await publish(["BTC", "66000"], to: server)

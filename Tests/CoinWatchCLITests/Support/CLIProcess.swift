@@ -63,10 +63,24 @@ final class CLIProcess: Sendable {
         timeout: Duration = CLIProcess.defaultTimeout, sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: (String) -> Bool
     ) async throws {
+        try await wait(until: condition(stdout), "output", timeout: timeout, sourceLocation: sourceLocation)
+    }
+
+    /// Waits (bounded) until `condition` holds for stderr.
+    func waitForError(
+        timeout: Duration = CLIProcess.defaultTimeout, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: (String) -> Bool
+    ) async throws {
+        try await wait(until: condition(stderr), "stderr", timeout: timeout, sourceLocation: sourceLocation)
+    }
+
+    private func wait(
+        until condition: @autoclosure () -> Bool, _ what: String, timeout: Duration, sourceLocation: SourceLocation
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
-        while !condition(stdout) {
+        while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("output never matched; stdout:\n\(stdout)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
+                Issue.record("\(what) never matched; stdout:\n\(stdout)\nstderr:\n\(stderr)", sourceLocation: sourceLocation)
                 throw CancellationError()
             }
             try await Task.sleep(for: .milliseconds(20))

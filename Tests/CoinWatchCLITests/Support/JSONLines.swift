@@ -12,10 +12,9 @@ func lines(_ text: String) -> [Substring] {
     text.split(separator: "\n", omittingEmptySubsequences: true)
 }
 
-/// A port on which nothing listens: bound, then released.
-func unusedPort() throws -> Int {
+/// A TCP socket bound to a free loopback port (listening when `listening`), and that port.
+func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -23,12 +22,23 @@ func unusedPort() throws -> Int {
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    try #require(bound == 0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound == 0, !listening || listen(fd, 16) == 0 else {
+        close(fd)
+        try #require(Bool(false), "cannot bind a loopback socket")
+        return (-1, 0)
+    }
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A port on which nothing listens: bound, then released.
+func unusedPort() throws -> Int {
+    let (fd, port) = try loopbackSocket(listening: false)
+    close(fd)
+    return port
 }
 
 /// A TCP listener that never answers: connections complete in the kernel's backlog but get no
@@ -38,20 +48,7 @@ final class SilentListener {
     let port: Int
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-        try #require(bound == 0 && listen(fd, 16) == 0)
+        (fd, port) = try loopbackSocket(listening: true)
     }
 
     /// Connections taken by `waitForClientBytes`, kept open (and silent) until the listener goes.
@@ -75,6 +72,41 @@ final class SilentListener {
 
     deinit {
         for client in accepted { close(client) }
+        close(fd)
+    }
+}
+
+/// A TCP server that answers each connection with `reply` and closes it, whatever the client sends: an HTTP or
+/// other non-CoinWatch server as a client meets it.
+final class CannedReplyServer: @unchecked Sendable {
+    // @unchecked Sendable: `fd` and `port` are set once in init; the accept thread only reads them.
+    let fd: Int32
+    let port: Int
+
+    init(reply: String) throws {
+        (fd, port) = try loopbackSocket(listening: true)
+        let listener = fd
+        let bytes = Array(reply.utf8)
+        Thread {
+            // Until the listener is shut down in deinit, which makes accept fail.
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                // Half-close and read until the client hangs up: closing with its request unread would reset the
+                // connection, and a reset can discard the reply before the client reads it.
+                shutdown(client, Int32(SHUT_WR))
+                var timeout = timeval(tv_sec: 30, tv_usec: 0)
+                setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while buffer.withUnsafeMutableBytes({ recv(client, $0.baseAddress, $0.count, 0) }) > 0 {}
+                close(client)
+            }
+        }.start()
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
     }
 }

@@ -25,8 +25,8 @@ struct DashboardTerminalTests {
 
         try await publish(["BTC", "64250.5", "ETH", "2990"], to: server)
         try await terminal.waitForScreen("BTC up and ETH down") { screen in
-            screen.lines.contains { $0.hasPrefix("BTC     64250.5  ▲ +250.5 +0.39%") }
-                && screen.lines.contains { $0.hasPrefix("ETH      2990    ▼ -10.5 -0.35%") }
+            screen.lines.contains { $0.hasPrefix("BTC     64250.5  ▲ +250.5  +0.39%") }
+                && screen.lines.contains { $0.hasPrefix("ETH      2990    ▼  -10.5  -0.35%") }
         }
         let wide = terminal.screen.lines
         #expect(wide[0].hasPrefix("coinwatch watch — \(server.address) — 2 symbols"))
@@ -86,7 +86,7 @@ struct DashboardTerminalTests {
         try await publish(["BTC", "101"], to: server)
         try await terminal.waitForScreen("the reconnected stream") { screen in
             screen.text.contains("● connected") && screen.text.contains("reconnected 1×")
-                && screen.lines.contains { $0.hasPrefix("BTC") && $0.contains(" 101  ▲ +1 +1.00%") }
+                && screen.lines.contains { $0.hasPrefix("BTC") && $0.contains(" 101  ▲ +1  +1.00%") }
         }
         terminal.type("q")
         #expect(try await terminal.waitForExit() == 0)

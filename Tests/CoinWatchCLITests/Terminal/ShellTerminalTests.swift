@@ -95,8 +95,17 @@ struct ShellTerminalTests {
         let terminal = try startOnTerminal([], server: server.address, home: home.path, rows: 80)
         try await terminal.waitFor(prompt)
         terminal.type("help\r")
-        try await terminal.waitFor("IN THE SHELL:")
+        try await terminal.waitFor("COMMANDS (typed without `coinwatch`):")
         try await terminal.waitForScreen("a new prompt") { $0.shows(prompt) }
+        // The shell's own short help: commands as typed here, no CLI usage line or JSON reference.
+        #expect(terminal.screen.text.contains("  settings set DEVICE SYMBOL"))
+        #expect(!terminal.screen.text.contains("USAGE: coinwatch"))
+        #expect(!terminal.screen.text.contains("JSON OUTPUT"))
+        // A usage error points at that command's help, as typed in the shell.
+        terminal.type("settings get\r")
+        try await terminal.waitFor("Type 'help settings get' for its options.")
+        #expect(terminal.screen.text.contains("USAGE: settings get DEVICE"))
+        #expect(!terminal.screen.text.contains("coinwatch help"))
         kill(terminal.pid, SIGTERM)
         #expect(try await terminal.waitForExit() == 143)
         #expect(sameTerminalSettings(terminal.attributes, terminal.initialAttributes))

@@ -101,11 +101,36 @@ struct DashboardTests {
         #expect(lines[0] == "coinwatch watch — 127.0.0.1:7878 — 2 symbols")
         #expect(lines[1].hasPrefix("SYMBOL    PRICE  CHANGE"))
         #expect(lines[1].hasSuffix("TREND"))
-        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5 +0.39%"))
+        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5  +0.39%"))
         #expect(lines[2].hasSuffix("▁█"))
-        #expect(lines[3].hasPrefix("ETH      2990    ▼ -10.5 -0.35%"))
+        #expect(lines[3].hasPrefix("ETH      2990    ▼  -10.5  -0.35%"))
         #expect(lines[3].contains("1.0s"))
         #expect(lines[9] == "● connected to 127.0.0.1:7878 · gaps 0 · q quit")
+    }
+
+    @Test("columns keep their place from frame to frame, and percentages line up across rows")
+    func stableColumns() {
+        let start = ContinuousClock.now
+        var model = DashboardModel(server: "127.0.0.1:7878", started: start)
+        model.streamOpened()
+        model.apply(update("BTC", "64000", 1), at: start)
+        model.apply(update("DOGE", "0.16235", 2), at: start)
+        // BTC's change widens (+1250.75, +1.95%), then narrows again (+0.5): the columns stay where the widest put them.
+        model.apply(update("BTC", "65250.75", 3), at: start)
+        model.apply(update("DOGE", "0.1625", 4), at: start)
+        let wide = DashboardView.render(model, now: start, rows: 10, columns: 120, color: false)
+        model.apply(update("BTC", "64000.5", 5), at: start)
+        let narrow = DashboardView.render(model, now: start, rows: 10, columns: 120, color: false)
+        func column(_ lines: [String], _ prefix: String, _ text: Character) -> Int? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { line in line.firstIndex(of: text).map { line.distance(from: line.startIndex, to: $0) } }
+        }
+        for text in ["%", "/"] as [Character] {
+            #expect(column(wide, "BTC", text) != nil)
+            #expect(column(wide, "BTC", text) == column(narrow, "BTC", text), "'\(text)' moved between frames")
+            #expect(column(narrow, "BTC", text) == column(narrow, "DOGE", text), "'\(text)' differs between rows")
+        }
+        #expect(narrow.contains { $0.hasPrefix("BTC     64000.5      ▲    +0.5       0.00%    3.0/s") }, "\(narrow)")
+        #expect(narrow.contains { $0.hasPrefix("DOGE        0.1625   ▲    +0.00015  +0.09%    2.0/s") }, "\(narrow)")
     }
 
     @Test("narrow windows drop the sparkline, short ones say how many rows are hidden")

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchRPC
 import Glibc
 import Testing
@@ -35,7 +36,7 @@ struct EchoBenchmarkTests {
         let elapsed = clock.now - start
         let serverStats = await onLoop(server.group.loops[0]) { server.group.loops[0].statistics }
         let trips = after.0 - before.0
-        let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let elapsedSeconds = elapsed.inSeconds
         let perSecond = Double(trips) / elapsedSeconds
         print("echo: \(connectionCount) connections x \(inFlight) in flight, \(trips) round trips in \(elapsed): "
               + "\(Int(perSecond)) round trips/s; client loop: \(after.1.iterations - before.1.iterations) iterations, "

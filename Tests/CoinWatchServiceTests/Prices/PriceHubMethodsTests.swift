@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -119,10 +120,10 @@ struct PriceHubMethodsTests {
     @Test func timeZeroMeansNow() async throws {
         let harness = try HubHarness()
         let client = try await harness.connect()
-        let before = PriceWire.nowMs()
+        let before = WallClock.milliseconds()
         _ = try await client.unary(
             V1.CoinWatch.publishPrices, V1.PublishPricesRequest(ticks: [V1.Tick(symbol: "BTC", price: F.wire("2"))]))
-        let after = PriceWire.nowMs()
+        let after = WallClock.milliseconds()
         let stored = try #require(harness.hub.latestPrice(of: F.symbol("BTC")))
         #expect(stored.timeMs >= before && stored.timeMs <= after)
         await harness.shutdown()

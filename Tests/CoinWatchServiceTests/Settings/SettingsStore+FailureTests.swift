@@ -1,4 +1,5 @@
 @testable import CoinWatchService
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -38,7 +39,7 @@ struct SettingsStoreFailureTests {
             defer { database.close() }
             let sink = FailingSink(database: database)
             let store = try SettingsStore(
-                database: database, sink: sink, options: .init(), clock: SettingsStore.wallClockMilliseconds
+                database: database, sink: sink, options: .init(), clock: WallClock.milliseconds
             )
             defer { store.close() }
 

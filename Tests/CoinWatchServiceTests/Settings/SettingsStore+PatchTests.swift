@@ -1,4 +1,5 @@
 @testable import CoinWatchService
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -87,10 +88,10 @@ struct SettingsStorePatchTests {
     @Test("a save that changes nothing still bumps the version and the time")
     func emptySaveIsAWrite() async throws {
         try await withStore { store, _, _ in
-            let before = Int64(Date().timeIntervalSince1970 * 1000)
+            let before = WallClock.milliseconds()
             let first = try await store.save(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "5")]))
             let second = try await store.save(.init(deviceID: "phone-1"))
-            let after = Int64(Date().timeIntervalSince1970 * 1000)
+            let after = WallClock.milliseconds()
             #expect(second.version == 2)
             #expect(second.rules == first.rules)
             #expect(first.updatedAtMs >= before && first.updatedAtMs <= after)

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchRPC
 import Dispatch
 import Foundation
@@ -44,7 +45,7 @@ final class FeedThread: Sendable {
     /// feed is stopping.
     func sleep(untilMonotonicNanos deadlineNanos: Int64) -> Bool {
         if isStopping { return false }
-        let remaining = deadlineNanos - PriceWire.monotonicNanos()
+        let remaining = deadlineNanos - MonotonicClock.nanoseconds()
         if remaining > 0 {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(remaining)))
         }
@@ -77,9 +78,7 @@ final class FeedThread: Sendable {
     /// Waits until the body returned (a replay without `loop` ends on its own); false on timeout.
     func waitUntilFinished(timeout: Duration) -> Bool {
         if phase.withLock({ $0 == .finished || $0 == .idle }) { return true }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return false }
+        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.inNanoseconds))) == .success else { return false }
         done.signal()
         return true
     }

@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 import Synchronization
 
@@ -83,7 +84,7 @@ public final class ReplayFeed: PriceFeed {
         let events = recording.events
         let speed = options.speed
         repeat {
-            let start = PriceWire.monotonicNanos()
+            let start = MonotonicClock.nanoseconds()
             let firstTime = events[0].timeMs
             var latestTime = firstTime
             /// When an event falls due: recorded offsets divided by the speed; a time stamp that goes backwards
@@ -100,8 +101,8 @@ public final class ReplayFeed: PriceFeed {
                 } else if thread.isStopping {
                     return
                 }
-                let now = PriceWire.monotonicNanos()
-                let wallMs = PriceWire.nowMs()
+                let now = MonotonicClock.nanoseconds()
+                let wallMs = WallClock.milliseconds()
                 var batch: [PriceTick] = []
                 while index < events.count, batch.count < options.maxBatch {
                     let event = events[index]

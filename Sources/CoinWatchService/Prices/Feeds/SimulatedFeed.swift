@@ -1,3 +1,4 @@
+import CoinWatchCore
 public import CoinWatchModel
 import Synchronization
 
@@ -54,13 +55,13 @@ public final class SimulatedFeed: PriceFeed {
         thread.start { [self] thread in
             // The walk's state belongs to this thread alone.
             var market = initial
-            var next = PriceWire.monotonicNanos()
+            var next = MonotonicClock.nanoseconds()
             while thread.sleep(untilMonotonicNanos: next) {
-                let ticks = market.step(timeMs: PriceWire.nowMs())
+                let ticks = market.step(timeMs: WallClock.milliseconds())
                 published.add(hub.publish(ticks), ordering: .relaxed)
                 next += period
                 // After a stall (a suspended process, an overloaded machine) resume the rate instead of bursting.
-                let now = PriceWire.monotonicNanos()
+                let now = MonotonicClock.nanoseconds()
                 if next < now - 10 * period { next = now }
             }
         }

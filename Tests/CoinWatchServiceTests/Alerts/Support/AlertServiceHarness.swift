@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
@@ -119,7 +120,7 @@ func withAlertService<R>(
 
 /// The wall clock in milliseconds, as the alert thread stamps alerts.
 func wallClockMs() -> Int64 {
-    Int64(Date().timeIntervalSince1970 * 1000)
+    WallClock.milliseconds()
 }
 
 extension V1.Alert {
