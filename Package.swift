@@ -188,7 +188,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchPushTests",
-            dependencies: ["CoinWatchPush"],
+            dependencies: ["CoinWatchPush", "CoinWatchTestSupport", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
