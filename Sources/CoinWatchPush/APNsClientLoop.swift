@@ -67,11 +67,15 @@ final class APNsClientLoop: @unchecked Sendable {
             }
             multi.poll(timeoutMilliseconds: pollTimeout(now: MonotonicClock.nanoseconds()))
         }
+        // Stopped: the transfers in flight are abandoned (their callers still hold them) and the connections
+        // closed now, not when the last reference to the client goes.
         for transfer in active.values {
             multi.remove(transfer)
         }
+        multi.close()
         active.removeAll()
         idle.removeAll()
+        publishCounters()
     }
 
     /// How many transfers may run now: the capacity, or one while a token made after a refusal is unproven.

@@ -11,6 +11,7 @@ final class CurlMulti {
     static let globalInit: Bool = curl_global_init(cw_curl_global_default) == CURLE_OK
 
     let handle: UnsafeMutableRawPointer
+    private var closed = false
 
     /// - Parameters:
     ///   - connections: the pool: at most this many connections to the host, and kept open between transfers.
@@ -43,7 +44,15 @@ final class CurlMulti {
     }
 
     deinit {
-        // curl_multi_cleanup: every easy handle must have been removed first (the owner does that).
+        close()
+    }
+
+    /// Closes every connection and frees the handle; nothing may use it afterwards, `wakeup` included.
+    /// curl_multi_cleanup: every easy handle must have been removed first (the owner does that); they may be
+    /// cleaned up after it.
+    func close() {
+        guard !closed else { return }
+        closed = true
         curl_multi_cleanup(handle)
     }
 
