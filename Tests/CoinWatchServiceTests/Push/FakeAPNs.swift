@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchPush
 import Synchronization
 
@@ -6,6 +7,8 @@ final class FakeAPNs: APNsSending {
     private struct State {
         var onResponses: (@Sendable ([APNsResponse]) -> Void)?
         var received: [APNsRequest] = []
+        /// When each request arrived, wall-clock milliseconds.
+        var arrivals: [Int64] = []
         var closed = false
     }
 
@@ -21,7 +24,11 @@ final class FakeAPNs: APNsSending {
     }
 
     func send(_ requests: [APNsRequest]) {
-        state.withLock { $0.received += requests }
+        let now = WallClock.milliseconds()
+        state.withLock { state in
+            state.received += requests
+            state.arrivals += requests.map { _ in now }
+        }
     }
 
     var status: APNsStatus { APNsStatus(endpoint: "https://fake.invalid") }
@@ -32,6 +39,11 @@ final class FakeAPNs: APNsSending {
 
     /// Every request received so far, in order.
     var received: [APNsRequest] { state.withLock { $0.received } }
+
+    /// Every request received so far with when it arrived (wall-clock milliseconds).
+    var arrivals: [(request: APNsRequest, at: Int64)] {
+        state.withLock { Array(zip($0.received, $0.arrivals)) }
+    }
 
     /// Request number `index` (from 0), if it arrived.
     func sent(_ index: Int) -> APNsRequest? {
