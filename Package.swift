@@ -5,8 +5,8 @@
 //
 // Layers, bottom to top (each depends only on the ones below it):
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS
-//   runtime      CoinWatchRPC (epoll event loops, framing, calls)
+//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS, CoinWatchMetrics
+//   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   service      CoinWatchService, CoinWatchClient
 //   executables  coinwatchd, coinwatch, coinwatch-bench
 import PackageDescription
@@ -84,6 +84,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "CoinWatchMetrics",
+            swiftSettings: hotPathSettings
+        ),
+        .target(
             name: "CoinWatchModel",
             dependencies: ["CoinWatchProto"],
             swiftSettings: swiftSettings
@@ -98,7 +102,7 @@ let package = Package(
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
-            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging"],
+            dependencies: ["CCoinWatchSystem", "CoinWatchCore", "CoinWatchProto", "CoinWatchLogging", "CoinWatchMetrics"],
             swiftSettings: hotPathSettings
         ),
 
@@ -207,8 +211,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchMetricsTests",
+            dependencies: ["CoinWatchMetrics"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -245,7 +254,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
     package.targets += [
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import CoinWatchLogging
 import CoinWatchProto
 import Dispatch
 import Synchronization
@@ -57,8 +58,8 @@ final class Harness: Sendable {
             fatalError("cannot start an event loop: \(error)")
         }
         server = ServerShared(
-            configuration: Self.configuration, methods: FuzzService.methods(loop: group.loops[0]), logger: .disabled,
-            group: group)
+            configuration: Self.configuration, methods: FuzzService.methods(loop: group.loops[0]), authorizer: nil,
+            logger: .disabled, group: group)
     }
 
     var loop: EventLoop { group.loops[0] }
@@ -100,7 +101,7 @@ final class Harness: Sendable {
         let loop = self.loop
         let leftovers = Mutex("")
         loop.execute {
-            let calls = server.counters.liveCalls.load(ordering: .relaxed)
+            let calls = server.stats.liveCalls
             let registrations = loop.registrationCount
             let timers = loop.timers.count
             let connections = server.tables[0].connections.count

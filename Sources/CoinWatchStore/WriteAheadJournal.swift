@@ -16,8 +16,16 @@ import Synchronization
 /// machine about half the time of a sync after an append (108–128 µs against 183–257 µs; `scripts/bench-fsync`,
 /// docs/PERFORMANCE.md).
 ///
-/// A commit writes the record, starts the device writing it (`sync_file_range`), applies the batch to LevelDB while
-/// the device works, then waits in `fdatasync`: LevelDB's share of the round overlaps the disk's.
+/// A commit is two steps, which may run on two threads: `append` writes the record, starts the device writing it
+/// (`sync_file_range`) and applies the batch to LevelDB while the device works; `sync(through:)` waits in
+/// `fdatasync` until the record is on stable storage. One sync covers every record appended before it starts, so a
+/// writer that appends the next round while the previous round's sync is in flight pays for the disk's latency once
+/// per sync, not once per round (`commit` does both steps for one batch).
+///
+/// A failed `fdatasync` leaves the records it covered in doubt, and Linux may drop the failed pages from its cache,
+/// so a later sync that succeeds does not bring them back. The next sync is therefore a checkpoint instead, which
+/// makes everything LevelDB holds durable in its table files and starts the journal again, so replay never meets a
+/// hole followed by acknowledged records.
 ///
 /// What is durable where: a committed batch is in the journal (synced) and in LevelDB (not synced). LevelDB makes
 /// its writes durable by itself when it flushes its memory table to a table file. Before the journal is reused from
@@ -31,8 +39,9 @@ import Synchronization
 /// (u32), value. Replay stops at the first record whose length is zero or runs past the end, whose checksum fails
 /// (a torn write) or whose sequence number is not the next one (the rest of an older round of the file).
 ///
-/// One writer at a time: the settings store's writer thread. The state is behind a `Mutex` all the same, so
-/// `close()` from another thread is safe.
+/// One appender and one syncer at a time (the settings store's writer and sync threads); `close()` only after both
+/// have stopped. The state is behind a `Mutex`, which `sync` does not hold while it waits for the disk, so the
+/// appender is never held up by a sync.
 public final class WriteAheadJournal: Sendable {
     /// The journal's size when it is created: room for several seconds of saves at full speed between checkpoints.
     public static let defaultCapacity = 32 << 20
@@ -52,9 +61,17 @@ public final class WriteAheadJournal: Sendable {
         var lastSequence: UInt64
         /// Reused for encoding records.
         var buffer: [UInt8] = []
+        /// A sync failed: the records it covered may be lost from the page cache, so the next sync checkpoints.
+        var mustCheckpoint = false
     }
 
     let state: Mutex<State>
+    /// The sequence number of the last record known to be on stable storage (synced, or checkpointed into the
+    /// database's table files).
+    let durableSequence: Atomic<UInt64>
+    /// Held by a sync for the whole `fdatasync`, so concurrent `sync` calls wait for one another instead of each
+    /// flushing the same pages.
+    let syncLock = Mutex<Void>(())
 
     /// Opens the journal at `path` (creating it, `capacity` bytes reading as zeros, if it does not exist) and brings
     /// `database` up to date with it: every batch recorded after the database's last checkpoint is applied again,
@@ -80,6 +97,7 @@ public final class WriteAheadJournal: Sendable {
             throw error
         }
         state = Mutex(State(descriptor: descriptor, capacity: size, lastSequence: checkpoint))
+        durableSequence = Atomic(checkpoint)
         do throws(StoreError) {
             let replayed = try replay(after: checkpoint)
             if replayed > 0 {
@@ -97,20 +115,29 @@ public final class WriteAheadJournal: Sendable {
         close(checkpointing: false)
     }
 
-    /// Records `batch` durably in the journal and applies it to the database (unsynced). When the batch does not
-    /// fit in what is left of the file, a checkpoint comes first and the journal starts again at its beginning; a
-    /// batch larger than the whole file is written to the database with a synced write instead.
+    /// Records `batch` durably in the journal and applies it to the database (unsynced): `append` then `sync`.
     ///
     /// When LevelDB refuses the batch after it was recorded, the record is erased again, so the batch stays
     /// refused. Any other thrown error leaves the batch's fate open: after a failed sync the record may or may not
     /// be on disk, and LevelDB has already taken the batch, so it may be there after the next open.
     public func commit(_ batch: WriteBatch) throws(StoreError) {
-        try state.withLock { state throws(StoreError) in
+        try sync(through: append(batch))
+    }
+
+    /// Writes `batch`'s record into the journal (not yet synced) and applies the batch to the database (unsynced);
+    /// returns its sequence number, for `sync(through:)`. When the batch does not fit in what is left of the file, a
+    /// checkpoint comes first and the journal starts again at its beginning; a batch larger than the whole file is
+    /// written to the database with a synced write instead (and is durable on return).
+    ///
+    /// When LevelDB refuses the batch, the record is erased again (with a sync), so the batch stays refused and the
+    /// next record takes its place.
+    public func append(_ batch: WriteBatch) throws(StoreError) -> UInt64 {
+        try state.withLock { state throws(StoreError) -> UInt64 in
             guard state.descriptor >= 0 else { throw .closed(path) }
             if Self.encodedSize(batch) > state.capacity {
                 try checkpoint(&state)
                 try database.write(batch, sync: true)
-                return
+                return state.lastSequence
             }
             Self.encode(batch, sequence: state.lastSequence + 1, into: &state.buffer)
             // Keep the buffer for the next round, unless a burst made it large.
@@ -126,7 +153,6 @@ public final class WriteAheadJournal: Sendable {
             _ = cw_sys_start_writeback(state.descriptor, Int64(state.position), Int64(state.buffer.count))
             do throws(StoreError) {
                 try database.write(batch, sync: false)
-                guard fdatasync(state.descriptor) == 0 else { throw Self.ioError("fdatasync", path) }
             } catch {
                 // LevelDB refused the batch (a full disk, say) and the caller will report it as failed: take the
                 // record back out, so that a later open does not apply it. If even that fails, it stays, and an
@@ -140,6 +166,34 @@ public final class WriteAheadJournal: Sendable {
             }
             state.position += state.buffer.count
             state.lastSequence += 1
+            return state.lastSequence
+        }
+    }
+
+    /// Returns once every record appended up to `sequence` is on stable storage: at once if an earlier sync or
+    /// checkpoint covered it, else after one `fdatasync` covering every record appended so far (or, after a failed
+    /// sync, a checkpoint). Runs beside `append`: the journal's lock is not held while the disk works.
+    public func sync(through sequence: UInt64) throws(StoreError) {
+        guard durableSequence.load(ordering: .acquiring) < sequence else { return }
+        try syncLock.withLock { _ throws(StoreError) in
+            guard durableSequence.load(ordering: .acquiring) < sequence else { return }
+            let (descriptor, target, mustCheckpoint) = state.withLock { ($0.descriptor, $0.lastSequence, $0.mustCheckpoint) }
+            guard descriptor >= 0 else { throw .closed(path) }
+            if mustCheckpoint {
+                try state.withLock { state throws(StoreError) in
+                    try checkpoint(&state)
+                    state.mustCheckpoint = false
+                }
+                return
+            }
+            // fdatasync(2): the file's size never changes, so only the data blocks are written. Every record up to
+            // `target` was written (pwrite returned) before the lock above was released.
+            guard fdatasync(descriptor) == 0 else {
+                let error = Self.ioError("fdatasync", path)
+                state.withLock { $0.mustCheckpoint = true }
+                throw error
+            }
+            durableSequence.store(max(target, durableSequence.load(ordering: .relaxed)), ordering: .releasing)
         }
     }
 
@@ -171,6 +225,7 @@ public final class WriteAheadJournal: Sendable {
         // Synced: once it is durable the records up to `lastSequence` are no longer needed.
         try database.put(checkpointKey, value, sync: true)
         state.position = 0
+        durableSequence.store(max(state.lastSequence, durableSequence.load(ordering: .relaxed)), ordering: .releasing)
     }
 
     static let beyondEveryKey: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF]

@@ -94,8 +94,9 @@ struct Daemon {
         database.close()
         let writes = service.settings.stats
         logger.info("stopped", [
-            "writes": "\(writes.writesCommitted)", "syncs": "\(writes.batchesWritten)",
-            "writes_per_sync": String(format: "%.1f", writes.averageRequestsPerBatch),
+            "writes": "\(writes.writesCommitted)", "rounds": "\(writes.batchesWritten)", "syncs": "\(writes.syncs)",
+            "writes_per_sync": String(format: "%.1f", writes.averageRequestsPerSync),
+            "sync_us": String(format: "%.0f", writes.averageSyncMicroseconds),
         ])
         return 0
     }

@@ -15,7 +15,7 @@ struct DaemonOptions {
                        + "default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or exchange trade JSON lines; "
                        + "SPEED 0 = as fast as possible), or none (PublishPrices only)."),
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
-                   help: "Require this token (Hello auth_token or 'authorization' metadata) for PublishPrices."),
+                   help: "Require this token for PublishPrices (Hello auth_token or 'authorization' metadata, as 'Bearer TOKEN' or bare)."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
                    help: "trace, debug, info, notice, warning or error."),
         OptionSpec("log-format", .value(placeholder: "text|json"), environment: "COINWATCH_LOG_FORMAT", default: "text",

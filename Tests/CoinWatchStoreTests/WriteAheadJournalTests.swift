@@ -1,6 +1,7 @@
 @testable import CoinWatchStore
 import CoinWatchTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The journal is tested by closing it as a crash would (no checkpoint), making the database lose what the journal
@@ -67,6 +68,44 @@ struct WriteAheadJournalTests {
             #expect(try value(database, "b") == nil, "the delete is replayed too")
             #expect(try value(database, "c") == "1")
             #expect(try checkpoint(database) == 3, "the replay ends with a checkpoint")
+        }
+    }
+
+    @Test("appended batches get consecutive sequence numbers; one sync covers all of them, and they are replayed")
+    func appendThenSync() throws {
+        try withDatabase { database, path in
+            let journal = try open(database, path: path)
+            let first = try journal.append(batch([("a", "1")]))
+            let second = try journal.append(batch([("b", "1")]))
+            let third = try journal.append(batch([("a", "2")]))
+            #expect([first, second, third] == [first, first + 1, first + 2])
+            // Applied to the database at once (unsynced), before any sync.
+            #expect(try value(database, "a") == "2")
+            #expect(journal.durableSequence.load(ordering: .relaxed) < third)
+            try journal.sync(through: second)
+            // The sync covered every record appended before it began, the third included.
+            #expect(journal.durableSequence.load(ordering: .relaxed) == third)
+            try journal.sync(through: third)
+            journal.close(checkpointing: false)
+
+            try database.delete(bytes("a"))
+            try database.delete(bytes("b"))
+            let reopened = try open(database, path: path)
+            #expect(try value(database, "a") == "2")
+            #expect(try value(database, "b") == "1")
+            reopened.close()
+        }
+    }
+
+    @Test("a checkpoint makes every appended batch durable without a sync")
+    func checkpointCoversAppended() throws {
+        try withDatabase { database, path in
+            let journal = try open(database, path: path)
+            let sequence = try journal.append(batch([("a", "1")]))
+            try journal.state.withLock { state throws(StoreError) in try journal.checkpoint(&state) }
+            #expect(journal.durableSequence.load(ordering: .relaxed) >= sequence)
+            #expect(try checkpoint(database) == sequence)
+            journal.close()
         }
     }
 

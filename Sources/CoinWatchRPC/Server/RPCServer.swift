@@ -1,4 +1,5 @@
 public import CoinWatchLogging
+public import CoinWatchMetrics
 import Synchronization
 
 /// A CoinWatch RPC server: listens, speaks the protocol on its own event loops,
@@ -17,11 +18,20 @@ public final class RPCServer: Sendable {
     private let boundPort = Atomic<Int>(0)
 
     /// Creates the server and its event loops; nothing is bound until `start()`.
-    public init(configuration: Configuration, methods: [RPCMethod], logger: Logger = .disabled) throws(IOError) {
+    ///
+    /// - Parameter authorizer: asked before every call of every transport whether it may run; nil allows all.
+    public init(
+        configuration: Configuration, methods: [RPCMethod], authorizer: (any CallAuthorizer)? = nil,
+        logger: Logger = .disabled
+    ) throws(IOError) {
         self.configuration = configuration
         let group = try EventLoopGroup(threads: max(1, configuration.eventLoopThreads), namePrefix: "cw-loop")
-        shared = ServerShared(configuration: configuration, methods: methods, logger: logger, group: group)
+        shared = ServerShared(configuration: configuration, methods: methods, authorizer: authorizer, logger: logger,
+                              group: group)
     }
+
+    /// The dispatcher every transport of this server hands its calls to.
+    package var dispatcher: CallDispatcher { shared.dispatcher }
 
     /// The event loops; services that manage many streams (the price hub) run
     /// their per-loop work on these.
@@ -46,6 +56,12 @@ public final class RPCServer: Sendable {
 
     /// Live counters.
     public var stats: ServerStats { shared.stats }
+
+    /// The server's metrics for a scrape: `grpc_server_*` for every transport, connections by transport.
+    public var metrics: any MetricsCollector {
+        let dispatcher = shared.dispatcher
+        return MetricsClosure { dispatcher.metricFamilies() }
+    }
 
     /// Graceful shutdown, as `docs/PROTOCOL.md` §6 describes: stop accepting, send
     /// every connection `GoAway`, end streams with UNAVAILABLE, give unary calls

@@ -30,7 +30,7 @@ public final class RPCWriter<Response: WireMessage>: @unchecked Sendable {
                     continuation.resume(throwing: RPCError(code: .cancelled, message: "the call has ended"))
                     return
                 }
-                bytes.withUnsafeBytes { stream.call.sendMessage($0) }
+                bytes.withUnsafeBytes { stream.call.sendMessage(payload: $0, suffix: UnsafeRawBufferPointer(start: nil, count: 0)) }
                 if stream.isWritable {
                     continuation.resume()
                 } else {

@@ -26,8 +26,10 @@ final class ServerConnection: ConnectionDelegate {
     let eventLoop: EventLoop
     let shared: ServerShared
     let peer: String
-    /// This connection's loop's table, which holds the loop's call counter.
-    let loopTable: LoopConnections
+    /// What every transport shares: methods, limits, authorization, deadlines.
+    let dispatcher: CallDispatcher
+    /// The native transport's metrics on this connection's loop.
+    let metrics: LoopCallMetrics
     var state = State.awaitingHello
     var calls: [UInt64: ServerCall] = [:]
     var handshakeTimer: TimerHandle?
@@ -38,7 +40,7 @@ final class ServerConnection: ConnectionDelegate {
     var authToken = ""
     var pingTokens: Double
     var pingRefillNanos: Int64
-    /// Per method (indexed like `shared.methodList`), filled on first use: the handler
+    /// Per method (indexed like `dispatcher.methods`), filled on first use: the handler
     /// of an inline method and the context shared by its calls that carry no metadata
     /// and no deadline (see `InlineMethod`).
     var inlineMethods: [InlineMethod?] = []
@@ -48,7 +50,8 @@ final class ServerConnection: ConnectionDelegate {
         self.eventLoop = connection.eventLoop
         self.shared = shared
         self.peer = connection.peerAddress() ?? "unknown"
-        self.loopTable = shared.table(for: connection.eventLoop)
+        self.dispatcher = shared.dispatcher
+        self.metrics = shared.nativeTransport.metrics(for: connection.eventLoop)
         self.lastFrameNanos = MonotonicClock.nanoseconds()
         self.pingTokens = Double(shared.configuration.pingBurst)
         self.pingRefillNanos = lastFrameNanos
@@ -73,14 +76,16 @@ final class ServerConnection: ConnectionDelegate {
         guard state != .closed else { return }
         lastFrameNanos = eventLoop.iterationNanoseconds()
         if state != .awaitingHello, let fast = FrameReader.read(body), case .call(let id, let path, let timeout, let payload) = fast,
-           let index = shared.methodIndex(path: path) {
+           let index = dispatcher.methods.index(path: path) {
             if timeout == 0, state == .ready, let inline = inlineMethod(index) {
                 guard admit(id: id) else { return }
-                runInline(id: id, handler: inline.handler, context: inline.context, payload: payload)
+                highestCallID = max(highestCallID, id)
+                dispatcher.runInline(index, id: id, handler: inline.handler, context: inline.context, payload: payload,
+                                     metrics: metrics, sink: self)
                 return
             }
-            let method = shared.methodList[index]
-            startCall(id: id, method: method, path: method.path, timeoutMs: timeout, metadata: [:], payload: payload)
+            startCall(id: id, method: index, path: dispatcher.methods[index].path, timeoutMs: timeout, metadata: [:],
+                      payload: payload)
             return
         }
         let frame: V1.Frame
@@ -101,8 +106,8 @@ final class ServerConnection: ConnectionDelegate {
         switch kind {
         case .call(let call):
             call.payload.withUnsafeBytes { payload in
-                startCall(id: call.callID, method: shared.methods[call.method], path: call.method, timeoutMs: call.timeoutMs,
-                          metadata: call.metadata, payload: payload)
+                startCall(id: call.callID, method: dispatcher.methods.index(path: call.method), path: call.method,
+                          timeoutMs: call.timeoutMs, metadata: call.metadata, payload: payload)
             }
         case .cancel(let cancel):
             calls[cancel.callID]?.terminate(RPCError(code: .cancelled, message: "cancelled by the client"), sendEnd: true)

@@ -14,19 +14,40 @@ public final class ServerContext: Sendable {
     public let deadline: ContinuousClock.Instant?
     /// The peer's address, for logs.
     public let peer: String
-    /// The token the client sent in its `Hello`, empty if none.
+    /// The token the client sent in its `Hello`, empty if none (the native protocol's connection-wide credential).
     public let authToken: String
+    /// The transport that brought the call: `native`, `grpc`, …
+    public let transport: String
     private let cancelled = Atomic<Bool>(false)
 
     public init(
         method: String, metadata: [String: String] = [:], deadline: ContinuousClock.Instant? = nil, peer: String = "",
-        authToken: String = ""
+        authToken: String = "", transport: String = "native"
     ) {
         self.method = method
         self.metadata = metadata
         self.deadline = deadline
         self.peer = peer
         self.authToken = authToken
+        self.transport = transport
+    }
+
+    /// The bearer tokens the caller presented, in the order they are checked: the `authorization` metadata of
+    /// the call (`Bearer <token>`, or the bare token the native protocol has always accepted), then the
+    /// connection's `Hello` token (either form as well). Empty strings are left out.
+    public var bearerTokens: [String] {
+        [metadata["authorization"], authToken].compactMap { $0.map(Self.bearerToken) }.filter { !$0.isEmpty }
+    }
+
+    /// `token` for `Bearer token` (the scheme in any case, as HTTP's auth schemes are), the text itself otherwise.
+    public static func bearerToken(_ credential: String) -> String {
+        let scheme = "bearer "
+        guard credential.utf8.count > scheme.utf8.count,
+              credential.utf8.prefix(scheme.utf8.count).elementsEqual(scheme.utf8, by: { ($0 | 0x20) == $1 })
+        else { return credential }
+        var token = credential.utf8.dropFirst(scheme.utf8.count)
+        while token.first == 0x20 { token = token.dropFirst() }
+        return String(decoding: token, as: UTF8.self)
     }
 
     /// Set once the call is cancelled, times out, or its connection goes away;

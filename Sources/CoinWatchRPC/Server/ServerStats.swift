@@ -11,27 +11,24 @@ public struct ServerStats: Sendable, Hashable {
     public var liveCalls: Int
     /// Connections accepted since start.
     public var acceptedConnections: Int
-    /// Calls started since start.
+    /// Calls started since start, on every transport.
     public var startedCalls: Int
     /// Connections refused or closed for breaking a limit or the protocol.
     public var rejectedConnections: Int
 }
 
-/// The atomics behind `ServerStats`.
+/// The connection atomics behind `ServerStats` (the call counts come from the dispatcher's per-loop metrics).
 final class ServerCounters: Sendable {
     let openConnections = Atomic<Int>(0)
-    let liveCalls = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
-    /// Calls started outside the loops' own counters (`LoopConnections.startedCalls`).
-    let startedCalls = Atomic<Int>(0)
     let rejectedConnections = Atomic<Int>(0)
 
     var snapshot: ServerStats {
         ServerStats(
             openConnections: openConnections.load(ordering: .relaxed),
-            liveCalls: liveCalls.load(ordering: .relaxed),
+            liveCalls: 0,
             acceptedConnections: acceptedConnections.load(ordering: .relaxed),
-            startedCalls: startedCalls.load(ordering: .relaxed),
+            startedCalls: 0,
             rejectedConnections: rejectedConnections.load(ordering: .relaxed))
     }
 }

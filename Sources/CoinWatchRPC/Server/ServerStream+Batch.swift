@@ -1,31 +1,47 @@
-extension ServerStream {
-    /// Writes this stream's messages one after another into its connection's output.
-    ///
-    /// A fan-out sends many small messages to each stream per loop iteration; the batch looks the connection up
-    /// once and writes each `Frame{message: Message{call_id, payload}}` (length prefix and envelope included)
-    /// straight into the loop's output arena, where a stream's consecutive messages form one contiguous range.
-    /// Valid only inside `withMessageBatch`, on the stream's loop.
-    public struct MessageBatch {
-        /// nil when the call has ended: sends are dropped, and the batch reports itself not writable.
-        /// Unretained, so a send costs no reference counting: `withMessageBatch` holds the connection for the
-        /// batch's whole life, and the batch does not outlive it.
-        let connection: Unmanaged<Connection>?
-        let callID: UInt64
+import CoinWatchMetrics
 
-        init(connection: Connection?, callID: UInt64) {
-            self.connection = connection.map { Unmanaged.passUnretained($0) }
-            self.callID = callID
+extension ServerStream {
+    /// Writes this stream's messages one after another into its transport's output.
+    ///
+    /// A fan-out sends many small messages to each stream per loop iteration; the batch looks the call's output
+    /// up once. On the native transport it writes each `Frame{message: Message{call_id, payload}}` (length prefix
+    /// and envelope included) straight into the loop's output arena, where a stream's consecutive messages form
+    /// one contiguous range; on any other transport each message goes to the call's sink. Valid only inside
+    /// `withMessageBatch`, on the stream's loop.
+    public struct MessageBatch {
+        /// The native connection the frames go into; nil on other transports and when the call has ended.
+        /// Unretained, so a send costs no reference counting: `withMessageBatch` holds the connection (and the
+        /// call) for the batch's whole life, and the batch does not outlive it.
+        let frames: Unmanaged<Connection>?
+        /// The call, for other transports; nil when the call has ended: sends are dropped, and the batch
+        /// reports itself not writable.
+        let call: Unmanaged<ServerCall>?
+        let callID: UInt64
+        let sent: CounterCell
+
+        init(call: ServerCall) {
+            let live = !call.isFinished
+            self.frames = live ? call.frameOutput.map { Unmanaged.passUnretained($0) } : nil
+            self.call = live ? Unmanaged.passUnretained(call) : nil
+            self.callID = call.id
+            self.sent = call.sentMessages
         }
 
-        /// Whether the connection is below its high watermark (see `ServerStream.isWritable`).
+        /// Whether the transport takes output now (see `ServerStream.isWritable`).
         public var isWritable: Bool {
-            connection?._withUnsafeGuaranteedRef { $0.isWritable } ?? false
+            if let frames { return frames._withUnsafeGuaranteedRef { $0.isWritable } }
+            return call?._withUnsafeGuaranteedRef { $0.isWritable } ?? false
         }
 
         /// Sends one message made of `payload` followed by `suffix`, both copied.
         public func send(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
-            connection?._withUnsafeGuaranteedRef {
-                ServerConnection.writeMessageFrame(callID: callID, payload: payload, suffix: suffix, to: $0)
+            if let frames {
+                sent.increment()
+                frames._withUnsafeGuaranteedRef {
+                    ServerConnection.writeMessageFrame(callID: callID, payload: payload, suffix: suffix, to: $0)
+                }
+            } else {
+                call?._withUnsafeGuaranteedRef { $0.sendMessage(payload: payload, suffix: suffix) }
             }
         }
     }
@@ -34,9 +50,9 @@ extension ServerStream {
     /// Loop only; the batch must not be kept past `body`.
     public func withMessageBatch<Result>(_ body: (MessageBatch) throws -> Result) rethrows -> Result {
         let call = self.call
-        let connection = call.isFinished ? nil : call.connection?.connection
-        return try withExtendedLifetime(connection) {
-            try body(MessageBatch(connection: connection, callID: call.id))
+        let frames = call.isFinished ? nil : call.frameOutput
+        return try withExtendedLifetime((call, frames)) {
+            try body(MessageBatch(call: call))
         }
     }
 }

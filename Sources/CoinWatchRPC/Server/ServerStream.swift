@@ -1,6 +1,6 @@
 public import CoinWatchProto
 
-/// A server stream, driven from its connection's event loop.
+/// A server stream, driven from its connection's event loop, on whichever transport brought the call.
 ///
 /// For code that manages many streams at once and lives on the loops itself,
 /// such as the price hub: nothing here allocates a task or hops threads. Every
@@ -13,7 +13,8 @@ public struct ServerStream: Sendable {
     /// The loop that owns this stream's connection.
     public var eventLoop: EventLoop { call.eventLoop }
 
-    /// The call id, unique per connection while the call lives (useful as a key).
+    /// The call id (the native call id, or the HTTP/2 stream id), unique per connection while the call lives
+    /// (useful as a key together with the connection).
     public var callID: UInt64 { call.id }
 
     /// Whether the call still runs.
@@ -29,7 +30,7 @@ public struct ServerStream: Sendable {
     /// Sends one response message.
     public func send<Message: WireMessage>(_ message: Message) {
         let bytes = message.serializedBytes()
-        bytes.withUnsafeBytes { call.sendMessage($0) }
+        bytes.withUnsafeBytes { call.sendMessage(payload: $0, suffix: UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
     /// Sends one message made of `payload` followed by a per-stream `suffix`, both copied into the

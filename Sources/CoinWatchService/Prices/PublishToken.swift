@@ -2,7 +2,8 @@ import CoinWatchRPC
 
 /// The shared secret an external feeder must present to `PublishPrices`.
 ///
-/// Checked against the `Hello` auth token or the call's `authorization` metadata, in time independent of where
+/// Checked against the tokens the caller presented (`ServerContext.bearerTokens`: the call's `authorization`
+/// metadata, as `Bearer <token>` or the bare token, then the `Hello` auth token), in time independent of where
 /// the first difference lies, so the comparison leaks nothing about the token.
 struct PublishToken: Sendable {
     let bytes: [UInt8]
@@ -14,7 +15,7 @@ struct PublishToken: Sendable {
     }
 
     func accepts(_ context: ServerContext) -> Bool {
-        matches(context.authToken) || matches(context.metadata["authorization"] ?? "")
+        context.bearerTokens.contains { matches($0) }
     }
 
     func matches(_ candidate: String) -> Bool {

@@ -86,11 +86,17 @@ public final class SettingsStore: Sendable {
         self.writer = SettingsWriter(sink: sink ?? journal!, table: table, queue: queue, clock: clock)
 
         writerExited.enter()
+        writerExited.enter()
         let writer = self.writer
         let writerExited = self.writerExited
         NamedThread.start(name: "cw-settings") {
             writer.run()
-            // The journal lives as long as the thread that writes to it.
+            writerExited.leave()
+        }
+        NamedThread.start(name: "cw-settings-sync") {
+            writer.runSync()
+            // The journal lives as long as the threads that write to it; this one finishes last (it answers the
+            // rounds the writer handed over before stopping).
             journal?.close()
             writerExited.leave()
         }

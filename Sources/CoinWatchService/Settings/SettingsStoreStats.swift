@@ -2,7 +2,7 @@
 public struct SettingsStoreStats: Sendable, Hashable {
     /// Saves and deletes submitted and not yet taken by the writer.
     public var pendingWrites: Int = 0
-    /// Durable LevelDB writes made (one `fsync` each), each covering one drain of the queue.
+    /// Rounds that wrote a batch (each one drain of the queue); several may share one sync.
     public var batchesWritten: UInt64 = 0
     /// Requests (successful or not) processed in the batches that were written.
     public var requestsInWrittenBatches: UInt64 = 0
@@ -18,12 +18,35 @@ public struct SettingsStoreStats: Sendable, Hashable {
     public var writesCommitted: UInt64 = 0
     /// Saves and deletes answered with an error by the writer (version mismatch, symbol limit, refused batch).
     public var writesFailed: UInt64 = 0
+    /// Syncs made (one `fdatasync` each, covering every round appended before it began).
+    public var syncs: UInt64 = 0
+    /// Requests answered after those syncs.
+    public var requestsInSyncs: UInt64 = 0
+    /// Time spent waiting in syncs, in nanoseconds.
+    public var syncNanoseconds: UInt64 = 0
 
     public init() {}
 
-    /// Requests per `fsync`: how many writes one disk flush paid for.
+    /// Requests per written round.
     public var averageRequestsPerBatch: Double {
         batchesWritten == 0 ? 0 : Double(requestsInWrittenBatches) / Double(batchesWritten)
+    }
+
+    /// Requests per `fdatasync`: how many writes one disk flush paid for.
+    public var averageRequestsPerSync: Double {
+        syncs == 0 ? 0 : Double(requestsInSyncs) / Double(syncs)
+    }
+
+    /// The average time one sync took, in microseconds.
+    public var averageSyncMicroseconds: Double {
+        syncs == 0 ? 0 : Double(syncNanoseconds) / Double(syncs) / 1000
+    }
+
+    mutating func recordSync(requests: Int, duration: Duration) {
+        syncs += 1
+        requestsInSyncs += UInt64(requests)
+        let (seconds, attoseconds) = duration.components
+        syncNanoseconds += UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
     }
 
     mutating func recordWrittenBatch(requests: Int) {

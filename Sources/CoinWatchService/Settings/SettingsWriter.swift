@@ -11,26 +11,41 @@ import Glibc
 import Darwin
 #endif
 
-/// The body of the one thread that changes settings.
+/// The two threads that change settings: the writer, which validates and appends rounds, and the sync thread, which
+/// makes them durable and answers them.
 ///
-/// Each round drains the whole queue, applies the requests in order against the committed state plus the changes
-/// of earlier requests in the same round (so `expected_version` checks see every earlier write: one writer makes
-/// the history linearizable), writes every changed device in one synced `WriteBatch`, and only then publishes the
-/// new values, notifies observers and answers. Under load the queue refills while a batch is being synced, so one
-/// `fsync` pays for many saves.
+/// The writer drains the whole queue in each round, applies the requests in order against the latest state (the
+/// committed table plus every earlier round still in flight, so `expected_version` checks see every earlier write:
+/// one writer makes the history linearizable), appends every changed device in one `WriteBatch` to the journal
+/// (which also applies it to LevelDB, unsynced) and hands the round to the sync thread without waiting for the
+/// disk. The sync thread takes every round handed over so far, makes them durable with one `fdatasync`, and only
+/// then publishes their values, notifies observers and answers, round by round in order. While one sync is in
+/// flight the writer already validates, encodes and appends the next round, so a round's CPU work overlaps the
+/// previous round's disk wait, and a sync that starts late covers every round appended meanwhile.
+///
+/// A failed sync fails every round it covered, and every round validated before the writer heard of the failure
+/// (they may build on a state that never became durable): the failure epoch tells them apart.
 final class SettingsWriter: Sendable {
     typealias ChangeHandler = SettingsStore.ChangeHandler
 
     let sink: any SettingsBatchSink
     let table: SettingsTable
     let queue: SettingsWriteQueue
+    let commits: SettingsCommitQueue
     /// Change handlers. Held while a round's values are published, so `SettingsStore.observeChanges` can take its
     /// initial snapshot without a round slipping in between the snapshot and the registration.
     let observers = Mutex<[ChangeHandler]>([])
     let statistics = Mutex(SettingsStoreStats())
     let clock: @Sendable () -> Int64
-    /// The writer thread's id once it runs, to spot a `close()` made from a completion or a handler.
-    private let threadID = Atomic<UInt>(0)
+    /// The last round the sync thread is done with: its values are in the table, or it failed.
+    let publishedRound = Atomic<UInt64>(0)
+    /// Bumped by the sync thread when a sync fails; rounds validated in an older epoch fail with it.
+    let failureEpoch = Atomic<UInt64>(0)
+    /// The error of the last failed sync, for the rounds of older epochs that reach the sync thread afterwards.
+    let lastSyncFailure = Mutex<RPCError?>(nil)
+    /// The ids of the writer and sync threads once they run, to spot a `close()` made from a completion or a handler.
+    private let writerThreadID = Atomic<UInt>(0)
+    private let syncThreadID = Atomic<UInt>(0)
 
     init(
         sink: any SettingsBatchSink,
@@ -41,21 +56,36 @@ final class SettingsWriter: Sendable {
         self.sink = sink
         self.table = table
         self.queue = queue
+        self.commits = SettingsCommitQueue(limit: queue.limit)
         self.clock = clock
     }
 
-    /// The thread's main loop; returns once the queue is closed and drained.
+    /// The writer thread's main loop; returns once the queue is closed and drained and every round handed over.
     func run() {
-        threadID.store(Self.currentThreadID, ordering: .relaxed)
+        writerThreadID.store(Self.currentThreadID, ordering: .relaxed)
+        var rounds = RoundState()
         var buffer: [PendingWrite] = []
         while queue.next(into: &buffer) == .process {
-            process(buffer)
-            buffer.removeAll(keepingCapacity: true)
+            commits.push(process(buffer, &rounds))
+            buffer = []
+        }
+        commits.close()
+    }
+
+    /// The sync thread's main loop; returns once the writer has closed the hand-off and every round is answered.
+    func runSync() {
+        syncThreadID.store(Self.currentThreadID, ordering: .relaxed)
+        while true {
+            let rounds = commits.takeAll()
+            guard !rounds.isEmpty else { return }
+            finish(rounds)
+            commits.answered(rounds.reduce(0) { $0 + $1.requests.count })
         }
     }
 
     var isCurrentThread: Bool {
-        threadID.load(ordering: .relaxed) == Self.currentThreadID
+        let current = Self.currentThreadID
+        return writerThreadID.load(ordering: .relaxed) == current || syncThreadID.load(ordering: .relaxed) == current
     }
 
     private static var currentThreadID: UInt {
@@ -66,26 +96,38 @@ final class SettingsWriter: Sendable {
         #endif
     }
 
-    // MARK: One round
+    // MARK: The writer: one round
 
-    private enum Outcome {
-        case saved(V1.Settings)
-        case deleted(existed: Bool)
-        case failed(RPCError)
+    /// What the writer thread keeps between rounds.
+    struct RoundState {
+        var number: UInt64 = 0
+        var epoch: UInt64 = 0
+        /// Device → (round, state) for devices changed by rounds that may not be published yet.
+        var inFlight: [String: (round: UInt64, state: V1.Settings?)] = [:]
     }
 
-    private func process(_ requests: [PendingWrite]) {
+    private func process(_ requests: [PendingWrite], _ rounds: inout RoundState) -> SettingsRound {
+        let epoch = failureEpoch.load(ordering: .acquiring)
+        if epoch != rounds.epoch {
+            // A sync failed: the rounds in flight will fail, so their states must not be built on.
+            rounds.epoch = epoch
+            rounds.inFlight.removeAll()
+        } else if !rounds.inFlight.isEmpty && publishedRound.load(ordering: .acquiring) >= rounds.number {
+            // Everything handed over is in the table now.
+            rounds.inFlight.removeAll(keepingCapacity: true)
+        }
+        rounds.number += 1
         let nowMs = clock()
         // Canonical device id → its state after this round's requests so far (`.some(nil)`: deleted).
         var staged: [String: V1.Settings?] = [:]
-        var outcomes: [Outcome] = []
+        var outcomes: [SettingsRound.Outcome] = []
         outcomes.reserveCapacity(requests.count)
         var changes: [SettingsChange] = []
         for request in requests {
             switch request {
             case .save(let command, _):
                 let key = command.device.rawValue
-                let current = committedOrStaged(key, staged)
+                let current = latest(key, staged, rounds)
                 switch command.apply(to: current, nowMs: nowMs) {
                 case .success(let settings):
                     staged[key] = .some(settings)
@@ -96,7 +138,7 @@ final class SettingsWriter: Sendable {
                 }
             case .delete(let command, _):
                 let key = command.device.rawValue
-                let current = committedOrStaged(key, staged)
+                let current = latest(key, staged, rounds)
                 if let error = command.check(against: current) {
                     outcomes.append(.failed(error))
                 } else {
@@ -108,31 +150,119 @@ final class SettingsWriter: Sendable {
                 }
             }
         }
-
         var records: [String: [UInt8]] = [:]
+        var sequence: UInt64?
+        var appendError: RPCError?
         if !staged.isEmpty {
-            let (storeError, written) = write(staged)
-            records = written
-            if let storeError {
+            let batch = Self.encode(staged, into: &records)
+            do {
+                sequence = try sink.append(batch)
+                for (key, state) in staged {
+                    rounds.inFlight[key] = (rounds.number, state)
+                }
+            } catch {
+                appendError = RPCError(storeWriteFailure: error)
                 statistics.withLock { stats in
                     stats.batchesFailed += 1
-                    stats.writesFailed += UInt64(requests.count)
-                    stats.lastWriteError = storeError.message
+                    stats.lastWriteError = error.message
                 }
-                let error = RPCError(storeWriteFailure: storeError)
-                // Nothing was published: memory still holds only what earlier batches made durable.
-                EventLoop.coalescingWakes {
-                    for request in requests {
-                        request.fail(error)
-                    }
-                }
-                return
             }
-            publish(staged, records, changes)
         }
+        return SettingsRound(
+            number: rounds.number, epoch: epoch, requests: requests, outcomes: outcomes, staged: staged,
+            records: records, changes: changes, sequence: sequence, appendError: appendError)
+    }
 
+    /// A device's state as of the requests processed so far: this round's, else the latest round in flight's, else
+    /// the table's.
+    private func latest(_ key: String, _ staged: [String: V1.Settings?], _ rounds: RoundState) -> V1.Settings? {
+        if let stagedState = staged[key] {
+            return stagedState
+        }
+        if let entry = rounds.inFlight[key], entry.round > publishedRound.load(ordering: .acquiring) {
+            return entry.state
+        }
+        return table.get(key)
+    }
+
+    /// The round's final state of every changed device as one batch; each saved device's encoded record goes into
+    /// `records`, which the table's response and the save's answer are made from without encoding again.
+    private static func encode(_ staged: [String: V1.Settings?], into records: inout [String: [UInt8]]) -> WriteBatch {
+        var batch = WriteBatch()
+        records.reserveCapacity(staged.count)
+        for (key, settings) in staged {
+            if let settings {
+                let record = settings.serializedBytes()
+                batch.put(StorageLayout.settingsKey(key), record)
+                records[key] = record
+            } else {
+                batch.delete(StorageLayout.settingsKey(key))
+            }
+        }
+        return batch
+    }
+
+    // MARK: The sync thread: durable, visible, answered
+
+    /// Makes `rounds` durable with one sync, then publishes and answers them in order.
+    private func finish(_ rounds: [SettingsRound]) {
+        var syncError: RPCError?
+        if let last = rounds.lazy.compactMap(\.sequence).max(),
+            rounds.contains(where: { $0.epoch == failureEpoch.load(ordering: .acquiring) && $0.sequence != nil })
+        {
+            let started = ContinuousClock.now
+            do {
+                try sink.sync(through: last)
+                let elapsed = ContinuousClock.now - started
+                let requests = rounds.reduce(0) { $0 + $1.requests.count }
+                statistics.withLock { $0.recordSync(requests: requests, duration: elapsed) }
+            } catch {
+                syncError = RPCError(storeWriteFailure: error)
+                statistics.withLock { stats in
+                    stats.batchesFailed += 1
+                    stats.lastWriteError = error.message
+                }
+                lastSyncFailure.withLock { $0 = syncError }
+                failureEpoch.add(1, ordering: .acquiringAndReleasing)
+            }
+        }
+        let epoch = failureEpoch.load(ordering: .acquiring)
+        EventLoop.coalescingWakes {
+            for round in rounds {
+                if let error = syncError ?? round.appendError {
+                    fail(round, error)
+                } else if round.epoch < epoch {
+                    fail(round, lastSyncFailure.withLock { $0 } ?? RPCError(code: .unavailable, message: "store write failed"))
+                } else {
+                    commit(round)
+                }
+                publishedRound.store(round.number, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Fails every request of `round`: its batch was refused or its sync failed, or it was validated against rounds
+    /// that failed (even its version mismatches and deletes of nothing may rest on states that never became durable).
+    /// Nothing is published: memory still holds only what earlier rounds made durable.
+    private func fail(_ round: SettingsRound, _ error: RPCError) {
+        statistics.withLock { $0.writesFailed += UInt64(round.requests.count) }
+        for request in round.requests {
+            request.fail(error)
+        }
+    }
+
+    private func commit(_ round: SettingsRound) {
+        if !round.staged.isEmpty {
+            publish(round.staged, round.records, round.changes)
+        }
+        answer(round)
+    }
+
+    private func answer(_ round: SettingsRound) {
+        let requests = round.requests
+        let outcomes = round.outcomes
         statistics.withLock { stats in
-            if !staged.isEmpty {
+            if !round.staged.isEmpty {
                 stats.recordWrittenBatch(requests: requests.count)
             }
             for outcome in outcomes {
@@ -148,45 +278,13 @@ final class SettingsWriter: Sendable {
         var recordClaimed = Set<String>()
         for index in requests.indices.reversed() {
             if case .save(let command, _) = requests[index], case .saved = outcomes[index],
-               recordClaimed.insert(command.device.rawValue).inserted {
-                ownedRecords[index] = records[command.device.rawValue]
+                recordClaimed.insert(command.device.rawValue).inserted
+            {
+                ownedRecords[index] = round.records[command.device.rawValue]
             }
         }
-        EventLoop.coalescingWakes {
-            for index in requests.indices {
-                Self.complete(requests[index], with: outcomes[index], record: ownedRecords[index])
-            }
-        }
-    }
-
-    /// A device's state as of the requests processed so far in this round.
-    private func committedOrStaged(_ key: String, _ staged: [String: V1.Settings?]) -> V1.Settings? {
-        if let stagedState = staged[key] {
-            return stagedState
-        }
-        return table.get(key)
-    }
-
-    /// Writes the round's final state of every changed device; the error (nil on success) and each saved device's
-    /// encoded record, which the table's response is made from without encoding again.
-    private func write(_ staged: [String: V1.Settings?]) -> (StoreError?, [String: [UInt8]]) {
-        var batch = WriteBatch()
-        var records: [String: [UInt8]] = [:]
-        records.reserveCapacity(staged.count)
-        for (key, settings) in staged {
-            if let settings {
-                let record = settings.serializedBytes()
-                batch.put(StorageLayout.settingsKey(key), record)
-                records[key] = record
-            } else {
-                batch.delete(StorageLayout.settingsKey(key))
-            }
-        }
-        do {
-            try sink.writeDurably(batch)
-            return (nil, records)
-        } catch {
-            return (error, records)
+        for index in requests.indices {
+            Self.complete(requests[index], with: outcomes[index], record: ownedRecords[index])
         }
     }
 
@@ -209,7 +307,7 @@ final class SettingsWriter: Sendable {
 
     /// Answers `request`. A save's response wraps `record`, the record written for its device, when given (it was
     /// the device's last save in the round, nearly always its only one); otherwise it is encoded afresh.
-    private static func complete(_ request: PendingWrite, with outcome: Outcome, record: [UInt8]?) {
+    private static func complete(_ request: PendingWrite, with outcome: SettingsRound.Outcome, record: [UInt8]?) {
         switch (request, outcome) {
         case (_, .failed(let error)):
             request.fail(error)

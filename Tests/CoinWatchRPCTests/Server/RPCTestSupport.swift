@@ -121,14 +121,14 @@ struct RunningServer {
     let server: RPCServer
     let service: TestService
 
-    init(configure: (inout RPCServer.Configuration) -> Void = { _ in }) throws {
+    init(authorizer: (any CallAuthorizer)? = nil, configure: (inout RPCServer.Configuration) -> Void = { _ in }) throws {
         var configuration = RPCServer.Configuration()
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.eventLoopThreads = 2
         configure(&configuration)
         service = TestService()
-        server = try RPCServer(configuration: configuration, methods: service.methods)
+        server = try RPCServer(configuration: configuration, methods: service.methods, authorizer: authorizer)
         try server.start()
     }
 

@@ -66,12 +66,25 @@ struct PriceHubMethodsTests {
         }
         #expect(harness.hub.knownSymbols.isEmpty)
 
+        await #expect(throws: RPCError(code: .unauthenticated, message: "PublishPrices requires the publish token")) {
+            _ = try await anonymous.unary(V1.CoinWatch.publishPrices, request, metadata: ["authorization": "Bearer s3cre"])
+        }
         let viaMetadata = try await anonymous.unary(
             V1.CoinWatch.publishPrices, request, metadata: ["authorization": "s3cret"])
         #expect(viaMetadata.accepted == 1)
+        // The HTTP form, `Bearer <token>` (any case of the scheme), is accepted as well as the bare token.
+        for credential in ["Bearer s3cret", "bearer s3cret"] {
+            let viaBearer = try await anonymous.unary(
+                V1.CoinWatch.publishPrices, request, metadata: ["authorization": credential])
+            #expect(viaBearer.accepted == 1)
+        }
         let withHello = try await harness.connect(authToken: "s3cret")
         let viaHello = try await withHello.unary(V1.CoinWatch.publishPrices, Self.publishRequest([("ETH", "3450.25")]))
         #expect(viaHello.accepted == 1)
+        let withBearerHello = try await harness.connect(authToken: "Bearer s3cret")
+        let viaBearerHello = try await withBearerHello.unary(
+            V1.CoinWatch.publishPrices, Self.publishRequest([("ETH", "3450.25")]))
+        #expect(viaBearerHello.accepted == 1)
         #expect(harness.hub.knownSymbols.map(\.rawValue) == ["BTC", "ETH"])
         // Reading needs no token.
         let prices = try await anonymous.unary(V1.CoinWatch.getPrices, V1.GetPricesRequest(symbols: ["ETH"]))

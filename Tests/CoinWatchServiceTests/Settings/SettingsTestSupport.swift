@@ -152,10 +152,15 @@ final class FailingSink: SettingsBatchSink {
         self.database = database
     }
 
-    func writeDurably(_ batch: WriteBatch) throws(StoreError) {
+    let sequence = Atomic<UInt64>(0)
+
+    func append(_ batch: WriteBatch) throws(StoreError) -> UInt64 {
         if let error = failure.withLock({ $0 }) {
             throw error
         }
         try database.write(batch, sync: true)
+        return sequence.add(1, ordering: .relaxed).newValue
     }
+
+    func sync(through sequence: UInt64) throws(StoreError) {}
 }
