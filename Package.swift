@@ -99,6 +99,16 @@ let package = Package(
             swiftSettings: hotPathSettings
         ),
 
+        .target(
+            name: "CoinWatchConnect",
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTLS"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchWeb",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Runtime
         .target(
             name: "CoinWatchRPC",
@@ -178,6 +188,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchProtoTests",
             dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -193,6 +204,16 @@ let package = Package(
         .testTarget(
             name: "CoinWatchPushTests",
             dependencies: ["CoinWatchPush", "CoinWatchTestSupport", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchConnectTests",
+            dependencies: ["CoinWatchConnect", "CoinWatchProto", "CoinWatchRPC", "CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchWebTests",
+            dependencies: ["CoinWatchWeb"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -262,6 +283,12 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzMessages",
             dependencies: ["CoinWatchProto"],
             path: "Fuzz/FuzzMessages",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["CoinWatchProto"],
+            path: "Fuzz/FuzzJSON",
             swiftSettings: swiftSettings
         ),
     ]

@@ -56,3 +56,10 @@ func appendPacked(to buffer: inout [UInt8], count: Int, _ pack: (UnsafeMutablePo
         precondition(written == count, "protobuf-c packed \(written) bytes after promising \(count)")
     }
 }
+
+/// A map's entries in the order every encoding writes them (binary and JSON): by the UTF-8 bytes of their keys,
+/// so output is deterministic.
+@inline(__always)
+func sortedEntries<Value>(_ map: [String: Value]) -> [(key: String, value: Value)] {
+    map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+}

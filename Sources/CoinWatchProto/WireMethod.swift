@@ -12,9 +12,14 @@ public struct WireMethod<Request: WireMessage, Response: WireMessage>: Sendable,
     /// Whether the server answers with a stream of responses.
     public let isServerStreaming: Bool
 
-    public init(path: String, isClientStreaming: Bool, isServerStreaming: Bool) {
+    /// Whether the schema marks the method `idempotency_level = NO_SIDE_EFFECTS`: it only reads, so HTTP
+    /// transports may serve it over GET.
+    public let hasNoSideEffects: Bool
+
+    public init(path: String, isClientStreaming: Bool, isServerStreaming: Bool, hasNoSideEffects: Bool = false) {
         self.path = path
         self.isClientStreaming = isClientStreaming
         self.isServerStreaming = isServerStreaming
+        self.hasNoSideEffects = hasNoSideEffects
     }
 }

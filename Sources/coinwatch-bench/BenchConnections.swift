@@ -36,6 +36,29 @@ extension BenchOptions {
     }
 }
 
+extension BenchOptions {
+    /// Opens `count` plain TCP connections (not started), spread over `group`'s loops, at most 200 connecting at
+    /// once: for load that speaks another protocol than the native one (Connect over HTTP/1.1).
+    func connectRaw(_ count: Int, on group: EventLoopGroup) throws -> [Connection] {
+        let host = self.host
+        let port = self.port
+        return try runBlocking {
+            try await withThrowingTaskGroup(of: Connection.self) { tasks in
+                var all: [Connection] = []
+                var started = 0
+                while started < count || !tasks.isEmpty {
+                    while started < count && started - all.count < 200 {
+                        started += 1
+                        tasks.addTask { try await Connection.connect(host: host, port: port, on: group.next()) }
+                    }
+                    if let connection = try await tasks.next() { all.append(connection) }
+                }
+                return all
+            }
+        }
+    }
+}
+
 /// Raises this process's open-file limit to its hard maximum, for fleets of thousands of connections.
 func raiseDescriptorLimit() {
     var limit = rlimit()

@@ -34,6 +34,8 @@ struct BenchOptions {
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("apns-connections", .value(placeholder: "N"), default: "1",
                    help: "Push mode: HTTP/2 connections the coinwatchd it starts keeps to the mock APNs."),
+        OptionSpec("connect", .flag,
+                   help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
@@ -84,6 +86,7 @@ struct BenchOptions {
     var token: String
     var json: Bool
     var redis: Bool
+    var connect: Bool
     var serverPID: Int?
     var apnsConnections: Int
 
@@ -125,6 +128,7 @@ struct BenchOptions {
         token = parsed["token"] ?? ""
         json = parsed.has("json")
         redis = parsed.has("redis")
+        connect = parsed.has("connect")
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
         apnsConnections = try positive("apns-connections")
     }

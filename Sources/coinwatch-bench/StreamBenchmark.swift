@@ -22,16 +22,28 @@ struct StreamBenchmark {
         let options = self.options
         let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
         defer { group.syncShutdownGracefully() }
-        let connectionCount = min(options.subscribers, options.connectionsGiven ?? 1000)
+        // Over Connect every stream has its own HTTP/1.1 connection, as a browser's fetch does.
+        let connectionCount = options.connect ? options.subscribers : min(options.subscribers, options.connectionsGiven ?? 1000)
         let symbols = (0..<options.symbols).map { "BN\($0)" }
         let phase = Phase()
-        let connections = try options.connectAll(connectionCount + 1, on: group, clientName: "coinwatch-bench")
+        let connections = try options.connectAll(options.connect ? 1 : connectionCount + 1, on: group, clientName: "coinwatch-bench")
         let publisherConnection = connections[0]
-        let subscribers = (0..<options.subscribers).map { index in
-            StreamSubscriber(connection: connections[1 + index % connectionCount], phase: phase)
-        }
         let request = V1.StreamPricesRequest(symbols: symbols).serializedBytes()
-        for subscriber in subscribers { subscriber.start(request: request) }
+        let subscribers: [any BenchStreamSubscriber]
+        if options.connect {
+            let httpRequest = ConnectStreamSubscriber.request(host: options.host, port: options.port, streamRequest: request)
+            subscribers = try options.connectRaw(options.subscribers, on: group).map { connection in
+                let subscriber = ConnectStreamSubscriber(connection: connection, phase: phase)
+                connection.eventLoop.execute { subscriber.start(request: httpRequest) }
+                return subscriber
+            }
+        } else {
+            subscribers = (0..<options.subscribers).map { index in
+                let subscriber = StreamSubscriber(connection: connections[1 + index % connectionCount], phase: phase)
+                subscriber.start(request: request)
+                return subscriber
+            }
+        }
         // Wait until every subscriber has its stream (the first message is the empty snapshot or a tick).
         let publisher = TickPublisher(
             connection: publisherConnection, symbols: symbols, rate: options.rate, inFlight: options.publishInFlight, phase: phase)
@@ -48,7 +60,7 @@ struct StreamBenchmark {
         for subscriber in subscribers {
             let (samples, subscriberGaps, failed) = try runBlocking {
                 await withCheckedContinuation { continuation in
-                    subscriber.connection.eventLoop.execute { continuation.resume(returning: subscriber.collect()) }
+                    subscriber.eventLoop.execute { continuation.resume(returning: subscriber.collect()) }
                 }
             }
             histogram.merge(samples)
@@ -61,17 +73,18 @@ struct StreamBenchmark {
             }
         }
         for connection in connections { connection.close() }
+        for subscriber in subscribers { subscriber.eventLoop.execute { subscriber.stop() } }
         let sorted = histogram.samples.sorted()
         let rate = Double(histogram.count) / max(elapsed, 1e-9)
         let p50 = histogram.percentile(0.5, sorted: sorted)
         let p99 = histogram.percentile(0.99, sorted: sorted)
-        print("stream: \(options.subscribers) subscribers on \(connectionCount) connections, \(symbols.count) symbols, "
+        print("stream\(options.connect ? " (Connect, HTTP/1.1)" : ""): \(options.subscribers) subscribers on \(connectionCount) connections, \(symbols.count) symbols, "
             + "\(formatMillis(elapsed)) s, \(published) ticks published")
         print("  deliveries/s  \(Int(rate.rounded()))")
         print("  latency ms    p50 \(formatMillis(p50))  p99 \(formatMillis(p99))")
         print("  gaps          \(gaps)   streams failed \(errors)")
         if options.json {
-            print("{\"mode\":\"stream\",\"subscribers\":\(options.subscribers),\"connections\":\(connectionCount),"
+            print("{\"mode\":\"stream\",\"transport\":\"\(options.connect ? "connect" : "native")\",\"subscribers\":\(options.subscribers),\"connections\":\(connectionCount),"
                 + "\"symbols\":\(symbols.count),\"ticks_published\":\(published),\"deliveries\":\(histogram.count),"
                 + "\"deliveries_per_second\":\(Int(rate.rounded())),\"p50_ms\":\(formatMillis(p50)),"
                 + "\"p99_ms\":\(formatMillis(p99)),\"gaps\":\(gaps),\"errors\":\(errors)}")
@@ -144,15 +157,22 @@ final class TickPublisher: @unchecked Sendable {
     }
 }
 
+/// A stream the benchmark reads, whatever its transport; every method is called on `eventLoop`.
+protocol BenchStreamSubscriber: AnyObject, Sendable {
+    var eventLoop: EventLoop { get }
+    /// Deliveries' latencies, sequence gaps, and whether the stream failed.
+    func collect() -> (LatencyHistogram, Int, Bool)
+    /// Ends the stream after the run.
+    func stop()
+}
+
 /// One StreamPrices call; counts deliveries, latency and sequence gaps.
-final class StreamSubscriber: @unchecked Sendable {
+final class StreamSubscriber: BenchStreamSubscriber, @unchecked Sendable {
     // @unchecked Sendable: all state is touched only on `connection.eventLoop`
     // (stream callbacks and `collect` run there).
     let connection: RPCClientConnection
     let phase: Phase
-    private var histogram = LatencyHistogram(capacity: 1 << 12)
-    private var lastSequence: UInt64 = 0
-    private var gaps = 0
+    private var deliveries = DeliveryRecorder()
     private var failed = false
 
     init(connection: RPCClientConnection, phase: Phase) {
@@ -163,16 +183,31 @@ final class StreamSubscriber: @unchecked Sendable {
     func start(request: [UInt8]) {
         connection.startRawStream(
             method: V1.CoinWatch.streamPrices.path, payload: request,
-            onMessage: { [self] bytes in received(bytes) },
+            onMessage: { [self] bytes in deliveries.record(bytes, measuring: phase.current == .measuring) },
             onEnd: { [self] error in if error != nil { failed = true } })
     }
 
-    private func received(_ bytes: UnsafeRawBufferPointer) {
+    func collect() -> (LatencyHistogram, Int, Bool) { (deliveries.histogram, deliveries.gaps, failed) }
+
+    var eventLoop: EventLoop { connection.eventLoop }
+
+    /// Closing the connection ends its streams.
+    func stop() {}
+}
+
+/// What a subscriber counts of its deliveries, whatever the transport: sequence gaps, and while measuring the
+/// publish-to-receive latency the price carries (see `TickPublisher`).
+struct DeliveryRecorder {
+    private(set) var histogram = LatencyHistogram(capacity: 1 << 12)
+    private(set) var gaps = 0
+    private var lastSequence: UInt64 = 0
+
+    mutating func record(_ bytes: UnsafeRawBufferPointer, measuring: Bool) {
         guard let update = PriceUpdateFields(bytes) else { return }
         if lastSequence != 0 && update.sequence != lastSequence + 1 { gaps += 1 }
         lastSequence = update.sequence
         // Prices arrive canonical (trailing zeros dropped): bring them back to scale 12.
-        guard phase.current == .measuring, update.scale <= 12 else { return }
+        guard measuring, update.scale <= 12 else { return }
         var mantissa = update.mantissa
         for _ in 0..<(12 - Int(update.scale)) { mantissa *= 10 }
         guard mantissa >= 1_000_000_000_000_000 else { return }
@@ -180,8 +215,6 @@ final class StreamSubscriber: @unchecked Sendable {
         let now = nowNanos() % 1_000_000_000_000
         if now >= sent { histogram.record(nanoseconds: now - sent) }
     }
-
-    func collect() -> (LatencyHistogram, Int, Bool) { (histogram, gaps, failed) }
 }
 
 /// The fields the benchmark needs from a `PriceUpdate` (price and sequence), read in place.

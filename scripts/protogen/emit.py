@@ -114,13 +114,7 @@ def emit_enum(w, e):
     w("/// The schema's name for the value (e.g. `" + e.values[-1].proto_name + "`), or its number when the")
     w("/// schema does not name it, as protobuf's text format prints it.")
     w("public var description: String {")
-    w.indent()
-    w("switch rawValue {")
-    for v in e.values:
-        w(f"case {v.number}: \"{v.proto_name}\"")
-    w("default: String(rawValue)")
-    w("}")
-    w.dedent()
+    w("    protoValueName.map { \"\\($0)\" } ?? String(rawValue)")
     w("}")
     w.dedent()
     w("}")
@@ -242,7 +236,8 @@ def emit_values_file(pf, schema, file_comment_text):
             w(f"public static let {meth.swift_name} = WireMethod<{meth.input_type}, {meth.output_type}>(")
             w(f"    path: \"{meth.full_path}\",")
             w(f"    isClientStreaming: {'true' if meth.client_streaming else 'false'},")
-            w(f"    isServerStreaming: {'true' if meth.server_streaming else 'false'}")
+            w(f"    isServerStreaming: {'true' if meth.server_streaming else 'false'},")
+            w(f"    hasNoSideEffects: {'true' if meth.has_no_side_effects else 'false'}")
             w(")")
         w()
         w("/// The paths of every method, in declaration order.")
@@ -370,12 +365,6 @@ private func cArray<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> Uns
 @inline(__always)
 private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufCBinaryData {
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
-}
-
-/// A map's entries in the order they are packed: by the UTF-8 bytes of their keys.
-@inline(__always)
-private func sortedEntries<Value>(_ map: [String: Value]) -> [(key: String, value: Value)] {
-    map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
 }
 """
 

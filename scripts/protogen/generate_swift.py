@@ -5,7 +5,7 @@ Usage: generate_swift.py DESCRIPTOR_SET SOURCES_DIR TESTS_DIR
 
 DESCRIPTOR_SET is made by `protoc --include_source_info --descriptor_set_out=...`
 (without --include_imports). Writes into SOURCES_DIR the value types, the wire
-schemas and the protobuf-c bridge, and into TESTS_DIR the random-instance
+schemas, the protobuf-c bridge and the proto3 JSON mapping, and into TESTS_DIR the random-instance
 builders. Exits with status 1 and a message naming the construct when the
 schema uses something the generator does not support.
 """
@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from google.protobuf import descriptor_pb2  # noqa: E402
 
 import emit  # noqa: E402
+import emit_json  # noqa: E402
 from model import GeneratorError, load_schema  # noqa: E402
 
 
@@ -59,6 +60,12 @@ def main(argv):
               emit.emit_values_file(pf, schema, file_header_comment(data, pf.name)))
     write(os.path.join(sources_dir, f"{ns}+WireSchemas.pb.swift"), emit.emit_schemas_file(schema))
     write(os.path.join(sources_dir, f"{ns}+CBridge.pb.swift"), emit.emit_bridge_file(schema))
+    try:
+        json_text = emit_json.emit_json_file(schema, emit.Writer, emit.header)
+    except GeneratorError as error:
+        print(f"generate-proto: unsupported schema: {error}", file=sys.stderr)
+        return 1
+    write(os.path.join(sources_dir, f"{ns}+JSON.pb.swift"), json_text)
     write(os.path.join(tests_dir, f"{ns}+Random.pb.swift"), emit.emit_random_file(schema))
     return 0
 

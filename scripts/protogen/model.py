@@ -191,7 +191,7 @@ class MapEntry:
 
 class Method:
     def __init__(self, proto_name, swift_name, full_path, input_type, output_type, client_streaming,
-                 server_streaming, doc):
+                 server_streaming, doc, has_no_side_effects):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -373,11 +373,20 @@ def build_message(package, md, types, comments, path):
     return msg
 
 
+def json_name(fd):
+    """The field's proto3 JSON name: protoc's json_name (lowerCamelCase of the field name) when set."""
+    if fd.HasField("json_name"):
+        return fd.json_name
+    words = fd.name.split("_")
+    return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+
+
 def build_field(owner, fd, types, doc):
     where = f"{owner}.{fd.name}"
     swift_name = swift_ident(lower_camel(fd.name))
     f = Field(proto_name=fd.name, swift_name=swift_name, number=fd.number, doc=doc, c_name=fd.name,
-              type_name=fd.type_name, owner=owner)
+              type_name=fd.type_name, owner=owner, json_name=json_name(fd),
+              is_64_bit=fd.type in (F.TYPE_INT64, F.TYPE_SINT64, F.TYPE_SFIXED64, F.TYPE_UINT64, F.TYPE_FIXED64))
     if fd.type in SCALARS:
         f.swift_type, f.wire, f.default, style = SCALARS[fd.type]
         f.kind = {"plain": "scalar", "bool": "bool", "string": "string", "bytes": "bytes"}[style]
@@ -425,7 +434,8 @@ def build_service(package, sd, types, comments, path):
                 raise GeneratorError(f"{full}.{md.name}: {t} is not a top-level message of this package")
         methods.append(Method(md.name, swift_ident(lower_camel(c_camel_to_lower(md.name))),
                               f"{full}/{md.name}", types[md.input_type][1], types[md.output_type][1],
-                              md.client_streaming, md.server_streaming, comments.get(*path, 2, mi)))
+                              md.client_streaming, md.server_streaming, comments.get(*path, 2, mi),
+                              md.options.idempotency_level == d.MethodOptions.NO_SIDE_EFFECTS))
     return Service(full, sd.name, methods, comments.get(*path))
 
 

@@ -50,12 +50,6 @@ private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufC
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
 
-/// A map's entries in the order they are packed: by the UTF-8 bytes of their keys.
-@inline(__always)
-private func sortedEntries<Value>(_ map: [String: Value]) -> [(key: String, value: Value)] {
-    map.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-}
-
 // MARK: - coinwatch.v1.Decimal
 
 extension V1.Decimal {

@@ -42,12 +42,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DIRECTION_BELOW`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DIRECTION_UNSPECIFIED"
-            case 1: "DIRECTION_ABOVE"
-            case 2: "DIRECTION_BELOW"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -87,12 +82,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `PUSH_ENVIRONMENT_PRODUCTION`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "PUSH_ENVIRONMENT_UNSPECIFIED"
-            case 1: "PUSH_ENVIRONMENT_SANDBOX"
-            case 2: "PUSH_ENVIRONMENT_PRODUCTION"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -131,12 +121,7 @@ extension V1 {
         /// The schema's name for the value (e.g. `DELIVERY_STATUS_DISABLED`), or its number when the
         /// schema does not name it, as protobuf's text format prints it.
         public var description: String {
-            switch rawValue {
-            case 0: "DELIVERY_STATUS_UNSPECIFIED"
-            case 1: "DELIVERY_STATUS_ACTIVE"
-            case 2: "DELIVERY_STATUS_DISABLED"
-            default: String(rawValue)
-            }
+            protoValueName.map { "\($0)" } ?? String(rawValue)
         }
     }
 }
@@ -1043,12 +1028,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `NOT_SERVING`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "UNKNOWN"
-                case 1: "SERVING"
-                case 2: "NOT_SERVING"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 
@@ -1163,70 +1143,80 @@ extension V1 {
         public static let getSettings = WireMethod<V1.GetSettingsRequest, V1.GetSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/GetSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Patches a device's settings, durably.
         public static let saveSettings = WireMethod<V1.SaveSettingsRequest, V1.SaveSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/SaveSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Deletes a device's settings.
         public static let deleteSettings = WireMethod<V1.DeleteSettingsRequest, V1.DeleteSettingsResponse>(
             path: "coinwatch.v1.CoinWatch/DeleteSettings",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams live prices: a snapshot first, then updates.
         public static let streamPrices = WireMethod<V1.StreamPricesRequest, V1.PriceUpdate>(
             path: "coinwatch.v1.CoinWatch/StreamPrices",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// Reads the latest prices.
         public static let getPrices = WireMethod<V1.GetPricesRequest, V1.GetPricesResponse>(
             path: "coinwatch.v1.CoinWatch/GetPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// Pushes ticks from an external feeder.
         public static let publishPrices = WireMethod<V1.PublishPricesRequest, V1.PublishPricesResponse>(
             path: "coinwatch.v1.CoinWatch/PublishPrices",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Streams a device's alerts: pending ones first, then live ones.
         public static let streamAlerts = WireMethod<V1.StreamAlertsRequest, V1.Alert>(
             path: "coinwatch.v1.CoinWatch/StreamAlerts",
             isClientStreaming: false,
-            isServerStreaming: true
+            isServerStreaming: true,
+            hasNoSideEffects: false
         )
 
         /// Registers a device's APNs token (or replaces it), durably.
         public static let registerDevice = WireMethod<V1.RegisterDeviceRequest, V1.RegisterDeviceResponse>(
             path: "coinwatch.v1.CoinWatch/RegisterDevice",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Removes a device's registration.
         public static let unregisterDevice = WireMethod<V1.UnregisterDeviceRequest, V1.UnregisterDeviceResponse>(
             path: "coinwatch.v1.CoinWatch/UnregisterDevice",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// Reads a device's registration and delivery state.
         public static let getDevice = WireMethod<V1.GetDeviceRequest, V1.GetDeviceResponse>(
             path: "coinwatch.v1.CoinWatch/GetDevice",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: false
         )
 
         /// The paths of every method, in declaration order.
@@ -1257,7 +1247,8 @@ extension V1 {
         public static let check = WireMethod<V1.HealthCheckRequest, V1.HealthCheckResponse>(
             path: "coinwatch.v1.Health/Check",
             isClientStreaming: false,
-            isServerStreaming: false
+            isServerStreaming: false,
+            hasNoSideEffects: true
         )
 
         /// The paths of every method, in declaration order.

@@ -166,26 +166,7 @@ extension V1 {
             /// The schema's name for the value (e.g. `UNAUTHENTICATED`), or its number when the
             /// schema does not name it, as protobuf's text format prints it.
             public var description: String {
-                switch rawValue {
-                case 0: "OK"
-                case 1: "CANCELLED"
-                case 2: "UNKNOWN"
-                case 3: "INVALID_ARGUMENT"
-                case 4: "DEADLINE_EXCEEDED"
-                case 5: "NOT_FOUND"
-                case 6: "ALREADY_EXISTS"
-                case 7: "PERMISSION_DENIED"
-                case 8: "RESOURCE_EXHAUSTED"
-                case 9: "FAILED_PRECONDITION"
-                case 10: "ABORTED"
-                case 11: "OUT_OF_RANGE"
-                case 12: "UNIMPLEMENTED"
-                case 13: "INTERNAL"
-                case 14: "UNAVAILABLE"
-                case 15: "DATA_LOSS"
-                case 16: "UNAUTHENTICATED"
-                default: String(rawValue)
-                }
+                protoValueName.map { "\($0)" } ?? String(rawValue)
             }
         }
 

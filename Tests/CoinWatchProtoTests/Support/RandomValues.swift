@@ -5,7 +5,7 @@ import CoinWatchProto
 typealias SeededGenerator = SplitMix64
 
 /// A message whose random instances the generated test code can build.
-protocol RandomMessage: WireMessage {
+protocol RandomMessage: JSONMessage {
     /// The number of cases of the message's largest oneof; 0 without oneofs.
     static var oneofCaseCount: Int { get }
 

@@ -1,0 +1,146 @@
+/// Compact JSON written straight into bytes, as the generated encoders drive it.
+///
+/// Commas are placed by the writer: every key and every value first writes one when something precedes it at the
+/// same level. Field names come from the schema as static strings (already valid JSON keys); map keys and string
+/// values are escaped: quotes, backslashes and control characters, nothing else, so non-ASCII text stays UTF-8.
+public struct JSONWriter: Sendable {
+    /// The JSON written so far.
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    public init() {}
+
+    @inline(__always)
+    private mutating func comma() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    public mutating func beginObject() {
+        comma()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    public mutating func beginArray() {
+        comma()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// A field name that needs no escaping (the schema's JSON names are identifiers).
+    public mutating func key(_ name: StaticString) {
+        comma()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        needsComma = false
+    }
+
+    /// A name from the schema (an enum value's) as a string value; it needs no escaping.
+    public mutating func schemaName(_ name: StaticString) {
+        comma()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Any key, escaped (map keys).
+    public mutating func key(_ name: String) {
+        comma()
+        Self.appendQuoted(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    public mutating func string(_ value: String) {
+        comma()
+        Self.appendQuoted(value, to: &bytes)
+        needsComma = true
+    }
+
+    public mutating func bool(_ value: Bool) {
+        comma()
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        needsComma = true
+    }
+
+    /// A 32-bit integer as a JSON number.
+    public mutating func number<I: FixedWidthInteger>(_ value: I) {
+        comma()
+        appendDecimal(value)
+        needsComma = true
+    }
+
+    /// A 64-bit integer as a JSON string, as proto3 JSON requires: JavaScript numbers lose digits past 2^53.
+    public mutating func quotedNumber<I: FixedWidthInteger>(_ value: I) {
+        comma()
+        bytes.append(UInt8(ascii: "\""))
+        appendDecimal(value)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Bytes as standard base64 with padding (RFC 4648 §4), as proto3 JSON writes them.
+    public mutating func base64(_ value: [UInt8]) {
+        comma()
+        bytes.append(UInt8(ascii: "\""))
+        Base64.encode(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// JSON text produced elsewhere (a nested encoding), written as one value.
+    public mutating func raw(_ json: [UInt8]) {
+        comma()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
+    private mutating func appendDecimal<I: FixedWidthInteger>(_ value: I) {
+        // The magnitude as UInt64 (every field integer fits), digits written backwards into a small buffer.
+        let negative = I.isSigned && value < 0
+        var magnitude = UInt64(truncatingIfNeeded: value.magnitude)
+        if negative { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var count = 0
+            repeat {
+                digits[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude != 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)...]))
+        }
+    }
+
+    /// `value` as a JSON string literal appended to `out`.
+    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: Array("\\u00".utf8))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
