@@ -9,7 +9,9 @@ HTTP/2 over TLS (Python's ssl module, the h2 library), checking what APNs checks
     --min-token-interval after the previous one is answered 429 TooManyProviderTokenUpdates;
   - apns-topic (400 MissingTopic, TopicDisallowed), apns-push-type, apns-priority, apns-expiration,
     apns-collapse-id (at most 64 bytes), apns-id (a UUID) and the payload (at most 4096 bytes);
-  - at most --max-streams concurrent streams per connection (advertised in SETTINGS).
+  - at most --max-streams concurrent streams per connection, advertised in SETTINGS and, as RFC 9113 has it,
+    binding once the client has acknowledged them (before that the limit is unlimited); a client over it then
+    is a protocol error, counted and answered by closing the connection.
 
 Answers are scripted by the device token's first digits:
   410...          410 Unregistered
@@ -190,6 +192,8 @@ class APNsProtocol(asyncio.Protocol):
         self.closing = False
         self.transport = None
         self.number = 0
+        # Whether the client has acknowledged the stream limit (from then on it binds, and is measured).
+        self.limit_in_effect = False
 
     # Connection life
 
@@ -199,13 +203,10 @@ class APNsProtocol(asyncio.Protocol):
         self.number = self.state.connection_count
         self.state.connections.add(self)
         self.conn.local_settings = h2.settings.Settings(
-            client=False,
-            initial_values={
-                h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.state.options.max_streams,
-                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1 << 20,
-            },
-        )
+            client=False, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1 << 20})
         self.conn.initiate_connection()
+        # The stream limit goes out as an update, so h2 enforces it only once the client acknowledged it.
+        self.conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: self.state.options.max_streams})
         self.conn.increment_flow_control_window(1 << 24)
         self.flush()
 
@@ -231,10 +232,14 @@ class APNsProtocol(asyncio.Protocol):
             self.transport.close()
             return
         for event in events:
-            if isinstance(event, h2.events.RequestReceived):
+            if isinstance(event, h2.events.SettingsAcknowledged):
+                if h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS in event.changed_settings:
+                    self.limit_in_effect = True
+            elif isinstance(event, h2.events.RequestReceived):
                 self.streams[event.stream_id] = {"headers": dict(event.headers), "body": bytearray()}
                 self.open_streams.add(event.stream_id)
-                self.state.max_streams = max(self.state.max_streams, len(self.open_streams))
+                if self.limit_in_effect:
+                    self.state.max_streams = max(self.state.max_streams, len(self.open_streams))
                 if event.stream_ended:
                     self.request_complete(event.stream_id)
             elif isinstance(event, h2.events.DataReceived):

@@ -25,6 +25,11 @@ final class APNsClientLoop: @unchecked Sendable {
     private var confirmedGeneration = 0
     /// Transport failures since the last answer, for logging the first and the recovery only.
     private var failing = false
+    /// An answer came since the provider started or last lost a connection. Until then one notification goes
+    /// alone: a client assumes 100 streams until the server's SETTINGS arrive, so a burst on a fresh connection
+    /// could exceed a lower limit, and a host that cannot be reached gets one attempt at a time, not one per
+    /// waiting notification.
+    private var answered = false
 
     init(configuration: APNsConfiguration, multi: CurlMulti, signer: any ProviderTokenSigner, inbox: APNsInbox,
          counters: APNsCounters, logger: Logger) throws(PushError) {
@@ -78,9 +83,11 @@ final class APNsClientLoop: @unchecked Sendable {
         publishCounters()
     }
 
-    /// How many transfers may run now: the capacity, or one while a token made after a refusal is unproven.
+    /// How many transfers may run now: the capacity, or one until a connection has answered or while a token
+    /// made after a refusal is unproven.
     private var allowedTransfers: Int {
         guard pause == nil else { return 0 }
+        if !answered { return 1 }
         if let current = token.current, current.replacesRejected, current.generation != confirmedGeneration { return 1 }
         return configuration.capacity
     }
@@ -139,6 +146,7 @@ final class APNsClientLoop: @unchecked Sendable {
             idle.append(transfer)
         }
         guard result.succeeded else {
+            answered = false
             let failure = transfer.failure(result)
             if !failing {
                 failing = true
@@ -149,6 +157,7 @@ final class APNsClientLoop: @unchecked Sendable {
             responses.append(APNsResponse(request: request, status: 0, reason: "", failure: failure, outcome: .retry))
             return
         }
+        answered = true
         if failing {
             failing = false
             logger.notice("APNs answers again", ["endpoint": configuration.endpoint])
