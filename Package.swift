@@ -3,12 +3,21 @@
 // CoinWatch: price-alert settings in LevelDB, live crypto prices and threshold
 // alerts over a framed, multiplexed protobuf RPC protocol.
 //
-// Layers, bottom to top (each depends only on the ones below it):
+// Layers, bottom to top (each depends only on the ones below it; docs/ARCHITECTURE.md draws the graph and
+// scripts/check-imports keeps the dependencies below equal to what the code imports):
 //   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL
-//   storage/wire CoinWatchStore, CoinWatchProto, CoinWatchModel, CoinWatchTLS, CoinWatchMetrics
+//   base         CoinWatchCore (Duration units, the clocks, the error shape)
+//   values/wire  CoinWatchProto (messages, JSON mapping, Varint, ProtobufCursor), CoinWatchModel (on Proto),
+//                CoinWatchStore, CoinWatchLogging, CoinWatchTLS, CoinWatchMetrics, CoinWatchCommandLine
+//   engine       CoinWatchAlertEngine
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
+//   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
 //   service      CoinWatchService, CoinWatchClient
+//   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
+//                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
+//   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
+//   fuzz         FuzzConnection, FuzzMessages (Fuzz/, declared only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -65,12 +74,12 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchProto",
-            dependencies: ["CCoinWatchProto"],
+            dependencies: ["CCoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "CoinWatchStore",
-            dependencies: ["CLevelDB", "CCoinWatchSystem"],
+            dependencies: ["CLevelDB", "CCoinWatchSystem", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -80,7 +89,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchTLS",
-            dependencies: ["COpenSSL", "CoinWatchLogging"],
+            dependencies: ["COpenSSL", "CoinWatchLogging", "CoinWatchRPC"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -89,13 +98,13 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchModel",
-            dependencies: ["CoinWatchProto"],
+            dependencies: ["CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
 
         .target(
             name: "CoinWatchAlertEngine",
-            dependencies: ["CoinWatchModel"],
+            dependencies: ["CoinWatchModel", "CoinWatchCore"],
             swiftSettings: hotPathSettings
         ),
 
@@ -162,13 +171,18 @@ let package = Package(
         ),
         .executableTarget(
             name: "coinwatch",
-            dependencies: ["CoinWatchCLI"],
+            dependencies: ["CoinWatchCLI", "CoinWatchCommandLine"],
             swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CoinWatchAlertBench",
+            dependencies: ["CoinWatchAlertEngine", "CoinWatchModel", "CoinWatchCore"],
+            swiftSettings: hotPathSettings
         ),
         .executableTarget(
             name: "coinwatch-bench",
             dependencies: [
-                "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertEngine",
+                "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
                 "CoinWatchCommandLine", "CoinWatchCore",
             ],
             swiftSettings: hotPathSettings
@@ -198,7 +212,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchTLSTests",
-            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport"],
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -237,8 +251,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchAlertBenchTests",
+            dependencies: ["CoinWatchAlertBench"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchRPCTests",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics"],
+            dependencies: [
+                "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchCore", "CoinWatchMetrics", "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -9,6 +9,17 @@
 #include <openssl/opensslv.h>
 #if OPENSSL_VERSION_MAJOR < 3
 #error "CoinWatch needs OpenSSL 3 (Debian 12: libssl-dev)"
+/// SSL_OP_* option bits are defined through a cast (SSL_OP_BIT), which Swift does not import.
+static inline uint64_t cw_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+static inline uint64_t cw_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+static inline uint64_t cw_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+
+/// X509_NAME_print_ex with XN_FLAG_RFC2253 (a macro of macros Swift does not import): writes `name` as
+/// `CN=…,O=…` to `bio`; negative on failure.
+static inline int cw_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
+}
+
 #endif
 
 #include <openssl/bio.h>
@@ -75,6 +86,17 @@ static inline long cw_SSL_CTX_sess_hits(SSL_CTX *ctx) {
 /// SSL_set_tlsext_host_name: sets the SNI name a client sends; 1 on success.
 static inline int cw_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// SSL_OP_* option bits are defined through a cast (SSL_OP_BIT), which Swift does not import.
+static inline uint64_t cw_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+static inline uint64_t cw_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+static inline uint64_t cw_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+
+/// X509_NAME_print_ex with XN_FLAG_RFC2253 (a macro of macros Swift does not import): writes `name` as
+/// `CN=…,O=…` to `bio`; negative on failure.
+static inline int cw_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
 }
 
 #endif

@@ -18,14 +18,15 @@ extension CoinWatchClient {
         return response.settings ?? V1.Settings()
     }
 
-    /// Sets one symbol's thresholds (nil or zero = off); other symbols keep theirs.
+    /// Sets one symbol's thresholds (nil or zero = off); other symbols keep theirs. The save's warnings (a rule for
+    /// a symbol the server has never priced) are in the whole response: `call(V1.CoinWatch.saveSettings,
+    /// V1.SaveSettingsRequest(device:symbol:below:above:))`.
     public func setRule(
         device: String, symbol: String, below: ExactDecimal?, above: ExactDecimal?, expectedVersion: UInt64? = nil,
         timeout: Duration? = nil
     ) async throws(RPCError) -> V1.Settings {
-        var request = V1.SaveSettingsRequest(deviceID: device)
-        request.setRules[symbol] = V1.AlertRule(below: below.map(V1.Decimal.init), above: above.map(V1.Decimal.init))
-        request.precondition = expectedVersion.map { .expectedVersion($0) }
+        let request = V1.SaveSettingsRequest(
+            device: device, symbol: symbol, below: below, above: above, expectedVersion: expectedVersion)
         return try await saveSettings(request, timeout: timeout)
     }
 
@@ -101,5 +102,14 @@ extension CoinWatchClient {
     /// The device's alerts: pending ones first, then live ones.
     public func streamAlerts(device: String) -> RPCResponseStream<V1.Alert> {
         stream(V1.CoinWatch.streamAlerts, V1.StreamAlertsRequest(deviceID: device))
+    }
+}
+
+extension V1.SaveSettingsRequest {
+    /// A save that sets one symbol's thresholds (nil or zero = off) and leaves the device's other symbols as they are.
+    public init(device: String, symbol: String, below: ExactDecimal?, above: ExactDecimal?, expectedVersion: UInt64? = nil) {
+        self.init(deviceID: device)
+        setRules[symbol] = V1.AlertRule(below: below.map(V1.Decimal.init), above: above.map(V1.Decimal.init))
+        precondition = expectedVersion.map { .expectedVersion($0) }
     }
 }

@@ -1,3 +1,5 @@
+public import CoinWatchCore
+
 /// Exact sums, differences and products of decimals.
 ///
 /// Money arithmetic must never lose a digit without saying so. Sums and differences are exact or
@@ -119,27 +121,19 @@ extension ExactDecimal {
 }
 
 /// Why an arithmetic operation on ``ExactDecimal`` has no result.
-public struct DecimalArithmeticError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct DecimalArithmeticError: CoinWatchError {
     /// What kind of failure this is; new kinds may be added, so switch with a default.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case overflow
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
         }
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
-        }
+        public var description: String { name }
 
         /// The exact result needs more than the 19 significant digits of an `Int64` mantissa.
-        public static let overflow = Code(.overflow)
-
-        public var description: String {
-            switch value {
-            case .overflow: "overflow"
-            }
-        }
+        public static let overflow = Code("overflow")
     }
 
     public let code: Code

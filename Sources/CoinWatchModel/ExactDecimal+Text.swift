@@ -1,3 +1,5 @@
+public import CoinWatchCore
+
 /// Decimal text: how prices are typed at a terminal and shown in JSON.
 ///
 /// Parsing never goes through `Double`: `"64250.5"` becomes mantissa 642505 at
@@ -62,11 +64,34 @@ extension ExactDecimal: CustomStringConvertible, LosslessStringConvertible {
 }
 
 /// Why a piece of text is not a decimal number.
-public struct DecimalParseError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct DecimalParseError: CoinWatchError {
+    /// The one kind of parse error: `reason` says what is wrong.
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        public var description: String { name }
+
+        /// The text is not a plain decimal number.
+        public static let notADecimal = Code("notADecimal")
+    }
+
     /// The text that was refused.
     public let text: String
     /// What is wrong with it.
     public let reason: String
 
-    public var description: String { "'\(text)' is not a decimal number: \(reason)" }
+    public init(text: String, reason: String) {
+        self.text = text
+        self.reason = reason
+    }
+
+    public var code: Code { .notADecimal }
+
+    public var message: String { "'\(text)' is not a decimal number: \(reason)" }
+
+    public var description: String { message }
 }

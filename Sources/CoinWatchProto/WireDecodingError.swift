@@ -1,41 +1,32 @@
+public import CoinWatchCore
+
 /// Why bytes did not decode as a message.
 ///
 /// Carries enough to answer a peer precisely (`INVALID_ARGUMENT` with the message naming the type and the field)
 /// without exposing anything of the decoder.
-public struct WireDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct WireDecodingError: CoinWatchError {
     /// The category of the failure. Extensible: new codes may be added, so switch with a default.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case malformed, invalidUTF8, embeddedNUL, tooLarge
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
         }
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
-        }
+        public var description: String { name }
 
         /// Not a valid protobuf encoding of the type: truncated, a bad tag or varint, a length past the end,
         /// or a known field sent with the wrong wire type.
-        public static let malformed = Self(.malformed)
+        public static let malformed = Code("malformed")
 
         /// A string field (map keys included) is not valid UTF-8, which proto3 requires.
-        public static let invalidUTF8 = Self(.invalidUTF8)
+        public static let invalidUTF8 = Code("invalidUTF8")
 
         /// A string field holds U+0000, which protobuf-c's NUL-terminated strings cannot carry intact.
-        public static let embeddedNUL = Self(.embeddedNUL)
+        public static let embeddedNUL = Code("embeddedNUL")
 
         /// The input is longer than the decoder was allowed to accept.
-        public static let tooLarge = Self(.tooLarge)
-
-        public var description: String {
-            switch value {
-            case .malformed: "malformed"
-            case .invalidUTF8: "invalidUTF8"
-            case .embeddedNUL: "embeddedNUL"
-            case .tooLarge: "tooLarge"
-            }
-        }
+        public static let tooLarge = Code("tooLarge")
     }
 
     /// The category.

@@ -113,7 +113,9 @@ public final class CoinWatchService: Sendable {
 
     /// Every method the service serves.
     public var methods: [RPCMethod] {
-        settings.methods + hub.methods(publishToken: configuration.publishToken) + alerts.methods + push.methods
+        let hub = self.hub
+        return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil })
+            + hub.methods(publishToken: configuration.publishToken) + alerts.methods + push.methods
             + health.methods
     }
 

@@ -56,15 +56,18 @@ extension Database {
     /// The error for a call that the gate turned away (`.closing`, `.reopening`), or that it admitted (`.admitted`)
     /// but found without handles because the last reopen failed.
     func unavailable(_ entry: UseGate.Entry) -> StoreError {
-        let reason = writeFailure.withLock { $0 }.map { " after a failed write (\($0.message))" } ?? ""
+        let failure = writeFailure.withLock { $0 }
+        let reason = failure.map { " after a failed write (\($0.message))" } ?? ""
+        let isDiskFull = failure?.isDiskFull ?? false
         switch entry {
         case .closing:
             return .closed(path)
         case .reopening:
-            return StoreError(code: .ioError, message: "database at \(path) is being reopened\(reason); retry")
+            return StoreError(
+                code: .ioError, message: "database at \(path) is being reopened\(reason); retry", isDiskFull: isDiskFull)
         case .admitted:
             return StoreError(code: .ioError, message: "database at \(path) could not be reopened\(reason); "
-                + "the next write tries again")
+                + "the next write tries again", isDiskFull: isDiskFull)
         }
     }
 
@@ -78,7 +81,7 @@ extension Database {
             // Waiting for the running calls would wait for the caller's own forEach or withSnapshot.
             throw StoreError(code: failure.code, message: "writes to \(path) are stopped after a failed write "
                 + "(\(failure.message)); the database is reopened by the next write made outside forEach and "
-                + "withSnapshot")
+                + "withSnapshot", isDiskFull: failure.isDiskFull)
         }
         // Another thread may be reopening right now (say the alert thread's write came first): wait for its
         // outcome rather than fail a write that the reopen is about to make possible, then look again.
@@ -107,7 +110,8 @@ extension Database {
             } catch {
                 reopenError = StoreError(
                     code: error.code,
-                    message: "\(error.message) (reopening after a failed write: \(failure.message))")
+                    message: "\(error.message) (reopening after a failed write: \(failure.message))",
+                    isDiskFull: error.isDiskFull || failure.isDiskFull)
             }
         }
         if gate.endReopen() {

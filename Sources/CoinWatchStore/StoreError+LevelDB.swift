@@ -13,6 +13,9 @@ extension StoreError {
     /// - Opening a missing database with `createIfMissing == false` is reported as
     ///   `Invalid argument: <dir>: does not exist (create_if_missing is false)`; it becomes `.notFound`.
     ///
+    /// A full disk or quota is reported (as an `IO error`) with the `strerror` text of `ENOSPC` (`No space left on
+    /// device`) or `EDQUOT` (`Disk quota exceeded`); it sets `isDiskFull`, so callers need not read the text.
+    ///
     /// - Parameters:
     ///   - text: LevelDB's message, verbatim.
     ///   - operation: what was being done ("open", "get", ...), for the message.
@@ -41,8 +44,12 @@ extension StoreError {
         } else {
             code = .unknown
         }
-        self.init(code: code, message: "\(operation) \(path): \(text)")
+        let isDiskFull = Self.diskFullDetails.contains(where: { text.contains($0) })
+        self.init(code: code, message: "\(operation) \(path): \(text)", isDiskFull: isDiskFull)
     }
+
+    /// `strerror(ENOSPC)` and `strerror(EDQUOT)` as glibc words them.
+    private static let diskFullDetails = ["No space left on device", "Disk quota exceeded"]
 
     private static let lockConflictDetails = [
         ": already held by process",

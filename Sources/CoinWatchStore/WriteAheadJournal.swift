@@ -354,6 +354,8 @@ public final class WriteAheadJournal: Sendable {
     static func ioError(_ call: String, _ path: String, errno number: Int32 = errno) -> StoreError {
         let reason = String(cString: strerror(number))
         let code: StoreError.Code = number == ENOENT ? .notFound : .ioError
-        return StoreError(code: code, message: "IO error: \(call) \(path): \(reason)")
+        return StoreError(
+            code: code, message: "IO error: \(call) \(path): \(reason)", isDiskFull: number == ENOSPC || number == EDQUOT
+        )
     }
 }

@@ -15,6 +15,11 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
             case invalidArgument
             case randomUnavailable
             case cryptoFailed
+            case certificateVerificationFailed
+            case handshakeFailed
+            case protocolError
+            case peerClosed
+            case bufferLimitExceeded
         }
 
         private let wrapped: Wrapped
@@ -37,6 +42,19 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let randomUnavailable = Code(.randomUnavailable)
         /// An OpenSSL call that should not fail did (out of memory, a missing algorithm provider).
         public static let cryptoFailed = Code(.cryptoFailed)
+        /// This side refused the peer's certificate: `certificateProblem` says why (expired, unknown CA, host
+        /// name mismatch, ...).
+        public static let certificateVerificationFailed = Code(.certificateVerificationFailed)
+        /// The handshake failed for another reason: no protocol version or cipher in common, the peer refused
+        /// this side's certificate (its alert is in the message), a required client certificate was missing.
+        public static let handshakeFailed = Code(.handshakeFailed)
+        /// The peer sent bytes that are not TLS (a plaintext request, garbage, a record too long) or broke the
+        /// protocol after the handshake.
+        public static let protocolError = Code(.protocolError)
+        /// The peer closed the connection: during the handshake, or before this side wrote what it had.
+        public static let peerClosed = Code(.peerClosed)
+        /// More bytes were buffered than the session's bound allows.
+        public static let bufferLimitExceeded = Code(.bufferLimitExceeded)
 
         public var description: String {
             wrapped.rawValue
@@ -51,13 +69,38 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// line`); empty when OpenSSL reported nothing.
     public var openSSLErrors: [String]
 
-    public init(code: Code, message: String, openSSLErrors: [String] = []) {
+    /// Why the peer's certificate was refused, for `.certificateVerificationFailed`; nil otherwise.
+    public var certificateProblem: CertificateProblem?
+
+    public init(
+        code: Code, message: String, openSSLErrors: [String] = [], certificateProblem: CertificateProblem? = nil
+    ) {
         self.code = code
         self.message = message
         self.openSSLErrors = openSSLErrors
+        self.certificateProblem = certificateProblem
     }
 
     public var description: String {
         openSSLErrors.isEmpty ? "\(code): \(message)" : "\(code): \(message) (OpenSSL: \(openSSLErrors.joined(separator: "; ")))"
+    }
+}
+
+extension TLSError {
+    /// Why certificate verification failed: OpenSSL's `X509_V_ERR_*` number and its text (`certificate has
+    /// expired`, `unable to get local issuer certificate`, `hostname mismatch`). The common ones have names.
+    public struct CertificateProblem: Hashable, Sendable, CustomStringConvertible {
+        /// The `X509_V_ERR_*` value (stable across OpenSSL releases: it is part of their ABI).
+        public var rawValue: Int32
+        /// OpenSSL's description of it.
+        public var description: String
+
+        public init(rawValue: Int32, description: String) {
+            self.rawValue = rawValue
+            self.description = description
+        }
+
+        public static func == (a: Self, b: Self) -> Bool { a.rawValue == b.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
     }
 }

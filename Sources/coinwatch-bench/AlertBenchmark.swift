@@ -1,4 +1,4 @@
-import CoinWatchAlertEngine
+import CoinWatchAlertBench
 
 /// `alerts` mode: the crossing engine with `--devices` devices holding rules on
 /// BTC and ETH, beside a brute-force scan of the same rules in the same run.

@@ -1,4 +1,5 @@
 import CoinWatchCLI
+import CoinWatchCommandLine
 
 #if canImport(Glibc)
 import Glibc

@@ -7,7 +7,7 @@ import Glibc
 
 CommandRunner.run(usage: "USAGE: \(DaemonOptions.usage)\nRun 'coinwatchd --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: Environment.variables)
+    let parsed = try ParsedArguments.parse(arguments, options: DaemonOptions.all, environment: ProcessEnvironment.current)
     if parsed.has("help") {
         print(DaemonOptions.help, terminator: "")
         return 0

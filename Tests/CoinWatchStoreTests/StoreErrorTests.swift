@@ -1,6 +1,10 @@
 @testable import CoinWatchStore
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("StoreError")
 struct StoreErrorTests {
     @Test(
@@ -26,6 +30,26 @@ struct StoreErrorTests {
         #expect(error.code == code)
         #expect(error.message.hasSuffix(text) || error.message.hasSuffix("(LevelDB: \(text))"))
         #expect(error.message.contains("/d"))
+    }
+
+    @Test(
+        "A full disk or quota is flagged, whatever the operation; other failures are not",
+        arguments: [
+            ("IO error: /d/000005.log: No space left on device", true),
+            ("IO error: /d/MANIFEST-000004: Disk quota exceeded", true),
+            ("IO error: /d/LOCK: Permission denied", false),
+            ("Invalid argument: /d: exists (error_if_exists is true)", false),
+        ] as [(String, Bool)]
+    )
+    func diskFull(text: String, isDiskFull: Bool) {
+        #expect(StoreError(levelDBStatus: text, operation: "write", path: "/d").isDiskFull == isDiskFull)
+    }
+
+    @Test("The journal flags ENOSPC and EDQUOT as a full disk")
+    func journalDiskFull() {
+        #expect(WriteAheadJournal.ioError("fdatasync", "/d/j", errno: ENOSPC).isDiskFull)
+        #expect(WriteAheadJournal.ioError("write", "/d/j", errno: EDQUOT).isDiskFull)
+        #expect(!WriteAheadJournal.ioError("open", "/d/j", errno: EACCES).isDiskFull)
     }
 
     @Test("A lock conflict's message names the directory and says it is in use")

@@ -4,8 +4,9 @@ public import Foundation
 import Glibc
 #endif
 
-/// `scripts/mock-apns.py` run for a test: an HTTP/2-over-TLS stand-in for APNs on a free port, with its own test
-/// CA, server certificate and provider key pair made with the `openssl` command, controlled through its stdin.
+/// `scripts/mock-apns.py` run for a test: an HTTP/2-over-TLS stand-in for APNs on a free port, with the shared test
+/// PKI's server certificate and a provider key pair of its own made with the `openssl` command, controlled through
+/// its stdin.
 ///
 /// `coinwatchdArguments` point a coinwatchd at it. The mock's records and counts say what a real APNs would have
 /// received: headers, payloads, provider tokens, duplicates by apns-id.
@@ -49,15 +50,15 @@ public final class MockAPNs: Sendable {
         verifyWithOtherKey: Bool = false
     ) async throws -> MockAPNs {
         let files = try TemporaryDirectory(prefix: "mock-apns")
-        try TestCertificates.makeServerCertificate(in: files)
-        try TestCertificates.makeProviderKey(named: "provider", in: files)
-        try TestCertificates.makeProviderKey(named: "other", in: files)
+        let pki = try await TestCertificates.shared()
+        try await TestCertificates.makeProviderKey(named: "provider", in: files)
+        try await TestCertificates.makeProviderKey(named: "other", in: files)
         let python = try PythonEnvironment.python()
         let records = files.appending("records.jsonl").path
         let (seconds, attoseconds) = minTokenInterval.components
         let process = try ChildProcess(python, [
             PythonEnvironment.repositoryRoot.appendingPathComponent("scripts/mock-apns.py").path,
-            "--cert", files.appending("server.pem").path, "--key", files.appending("server.key").path,
+            "--cert", pki.server.certificateFile, "--key", pki.server.privateKeyFile,
             "--public-key", files.appending(verifyWithOtherKey ? "other.pub.pem" : "provider.pub.pem").path,
             "--key-id", keyID, "--team-id", teamID, "--topic", topic, "--max-streams", "\(maxStreams)",
             "--min-token-interval", "\(Double(seconds) + Double(attoseconds) / 1e18)",
@@ -69,7 +70,7 @@ public final class MockAPNs: Sendable {
                let port = line["port"] as? Int {
                 return MockAPNs(
                     port: port, files: files, keyFile: files.appending("provider.p8").path,
-                    caFile: files.appending("ca.pem").path, recordsFile: records, process: process)
+                    caFile: pki.caFile, recordsFile: records, process: process)
             }
             if let status = process.exitStatus {
                 throw MockAPNsError(message: "the mock APNs exited (\(status)) before listening:\n\(process.stderr)")

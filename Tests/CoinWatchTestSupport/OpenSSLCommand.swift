@@ -53,4 +53,18 @@ public enum OpenSSLCommand {
         }
         return result
     }
+
+    /// `run`, on a thread of its own (see `onOwnThread`): what async tests call.
+    @discardableResult
+    public static func run(
+        _ arguments: [String], input: [UInt8] = [], timeout: Duration = .seconds(120)
+    ) async throws -> Result {
+        try await onOwnThread { try run(arguments, input: input, timeout: timeout) }
+    }
+
+    /// `succeed`, on a thread of its own (see `onOwnThread`): what async tests call.
+    @discardableResult
+    public static func succeed(_ arguments: [String], input: [UInt8] = []) async throws -> Result {
+        try await onOwnThread { try succeed(arguments, input: input) }
+    }
 }

@@ -110,7 +110,8 @@ def main():
         if kind == "message" and frame.message.call_id == call_id:
             update = coinwatch_pb2.PriceUpdate()
             update.ParseFromString(frame.message.payload)
-            print(f"price #{update.sequence}: {update.symbol} {decimal_text(update.price)}")
+            marker = " (snapshot, last)" if update.snapshot_end else " (snapshot)" if update.snapshot else ""
+            print(f"price #{update.sequence}: {update.symbol} {decimal_text(update.price)}{marker}")
             received += 1
         elif kind == "end" and frame.end.call_id == call_id:
             raise ProtocolError(f"stream ended early: {frame.end.status}")

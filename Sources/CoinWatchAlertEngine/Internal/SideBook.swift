@@ -1,7 +1,7 @@
 import CoinWatchModel
 
 /// Where one rule side is in its life.
-enum SidePhase: UInt8 {
+package enum SidePhase: UInt8, Sendable {
     case off, awaitingPrice, armed, disarmed
 }
 

@@ -2,12 +2,12 @@ import CoinWatchCommandLine
 import CoinWatchModel
 
 /// Every command the CLI has, in the order `coinwatch --help` lists them.
-public enum CommandCatalog {
+enum CommandCatalog {
     static let expectVersion = OptionSpec(
         "expect-version", .value(placeholder: "N"),
         help: "Only if the stored version is N (0 = the device has none yet); else ABORTED.")
 
-    public static let settingsGet = CommandSpec(
+    static let settingsGet = CommandSpec(
         ["settings", "get"], arguments: "DEVICE",
         summary: "Show a device's alert settings.",
         details: """
@@ -17,7 +17,7 @@ public enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch settings get phone-1", "coinwatch settings get phone-1 --json"])
 
-    public static let settingsSet = CommandSpec(
+    static let settingsSet = CommandSpec(
         ["settings", "set"], arguments: "DEVICE SYMBOL",
         summary: "Set, change or remove one symbol's thresholds.",
         details: """
@@ -40,7 +40,7 @@ public enum CommandCatalog {
             "coinwatch settings set phone-1 ETH --off --expect-version 3",
         ])
 
-    public static let settingsDelete = CommandSpec(
+    static let settingsDelete = CommandSpec(
         ["settings", "delete"], arguments: "DEVICE",
         summary: "Delete all of a device's settings.",
         details: "Deletes every rule of DEVICE. Deleting a device that has no settings is not an error.",
@@ -48,14 +48,14 @@ public enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch settings delete phone-1"])
 
-    public static let prices = CommandSpec(
+    static let prices = CommandSpec(
         ["prices"], arguments: "[SYMBOL...]",
         summary: "Show the latest prices.",
         details: "Shows the latest price of each SYMBOL (all symbols the server knows when none is given).",
         operands: [.symbols],
         examples: ["coinwatch prices", "coinwatch prices BTC ETH --json"])
 
-    public static let watch = CommandSpec(
+    static let watch = CommandSpec(
         ["watch"], arguments: "[SYMBOL...]",
         summary: "Live price dashboard (one line per update when piped).",
         details: """
@@ -72,7 +72,7 @@ public enum CommandCatalog {
         operands: [.symbols],
         examples: ["coinwatch watch", "coinwatch watch BTC ETH --interval 500ms", "coinwatch watch BTC --json | jq ."])
 
-    public static let publish = CommandSpec(
+    static let publish = CommandSpec(
         ["publish"], arguments: "SYMBOL PRICE [SYMBOL PRICE...]",
         summary: "Push price ticks (for feeders and testing).",
         details: """
@@ -82,14 +82,14 @@ public enum CommandCatalog {
         operands: [.symbolPricePairs],
         examples: ["coinwatch publish BTC 64250.5", "coinwatch publish BTC 64250.5 ETH 3120.25 --token secret"])
 
-    public static let alerts = CommandSpec(
+    static let alerts = CommandSpec(
         ["alerts"], arguments: "DEVICE",
         summary: "Follow a device's alerts as they fire.",
         details: "Prints the alerts of DEVICE as they fire (pending ones first), one line each; Ctrl-C stops.",
         operands: [.device],
         examples: ["coinwatch alerts phone-1", "coinwatch alerts phone-1 --json"])
 
-    public static let devicesRegister = CommandSpec(
+    static let devicesRegister = CommandSpec(
         ["devices", "register"], arguments: "DEVICE TOKEN",
         summary: "Register a device's APNs token for push alerts.",
         details: """
@@ -110,7 +110,7 @@ public enum CommandCatalog {
             "coinwatch devices register phone-1 740f4707…78ad --sandbox --topic com.example.coinwatch.dev",
         ])
 
-    public static let devicesShow = CommandSpec(
+    static let devicesShow = CommandSpec(
         ["devices", "show"], arguments: "DEVICE",
         summary: "Show a device's push registration and delivery state.",
         details: """
@@ -121,7 +121,7 @@ public enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch devices show phone-1", "coinwatch devices show phone-1 --json"])
 
-    public static let devicesUnregister = CommandSpec(
+    static let devicesUnregister = CommandSpec(
         ["devices", "unregister"], arguments: "DEVICE",
         summary: "Stop pushing a device's alerts.",
         details: """
@@ -131,7 +131,7 @@ public enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch devices unregister phone-1"])
 
-    public static let health = CommandSpec(
+    static let health = CommandSpec(
         ["health"],
         summary: "Check that the server is serving.",
         details: """
@@ -141,7 +141,7 @@ public enum CommandCatalog {
             """,
         examples: ["coinwatch health", "coinwatch health --json"])
 
-    public static let shell = CommandSpec(
+    static let shell = CommandSpec(
         ["shell"],
         summary: "Interactive shell with history and completion.",
         details: """
@@ -152,7 +152,7 @@ public enum CommandCatalog {
             """,
         examples: ["coinwatch shell", "coinwatch --server 10.0.0.5:7878"])
 
-    public static let help = CommandSpec(
+    static let help = CommandSpec(
         ["help"], arguments: "[COMMAND...]",
         summary: "Show help for a command.",
         details: "Shows the help of COMMAND (for example `help settings set`), or the overview without one.",
@@ -160,18 +160,18 @@ public enum CommandCatalog {
         examples: ["coinwatch help settings set"])
 
     /// All commands, in help order.
-    public static let all: [CommandSpec] = [
+    static let all: [CommandSpec] = [
         settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, devicesRegister, devicesShow,
         devicesUnregister, health, shell, help,
     ]
 
     /// Commands whose first word is `word` (several for `settings`).
-    public static func commands(startingWith word: String) -> [CommandSpec] {
+    static func commands(startingWith word: String) -> [CommandSpec] {
         all.filter { $0.words.first == word }
     }
 
     /// The first words of all commands, without repeats, in help order.
-    public static var topLevelWords: [String] {
+    static var topLevelWords: [String] {
         var seen = Set<String>()
         return all.map { $0.words[0] }.filter { seen.insert($0).inserted }
     }
@@ -207,7 +207,7 @@ public enum CommandCatalog {
         """
 
     /// `coinwatch --help`: commands, global options, the JSON shapes and the exit statuses.
-    public static var overview: String {
+    static var overview: String {
         let width = all.map { "\($0.name) \($0.arguments)".count }.max() ?? 0
         let commandList = all.map { command -> String in
             let left = "\(command.name) \(command.arguments)"

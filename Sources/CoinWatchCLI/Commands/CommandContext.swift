@@ -1,19 +1,19 @@
 import CoinWatchCommandLine
 
 /// What a command runs with: the options, the server session, the terminal and where to print.
-public final class CommandContext {
-    public let options: GlobalOptions
-    public let session: ClientSession
-    public let console: Console
-    public let terminal: Terminal
-    public let out: OutputStream
-    public let err: OutputStream
+final class CommandContext {
+    let options: GlobalOptions
+    let session: ClientSession
+    let console: Console
+    let terminal: Terminal
+    let out: OutputStream
+    let err: OutputStream
     /// Run from the shell: the terminal is already raw (Ctrl-C arrives as a byte) and streams return
     /// to the prompt instead of exiting.
-    public let inShell: Bool
-    public let environment: [String: String]
+    let inShell: Bool
+    let environment: [String: String]
 
-    public init(
+    init(
         options: GlobalOptions, session: ClientSession, console: Console = .shared, terminal: Terminal = Terminal(),
         out: OutputStream = .standardOutput, err: OutputStream = .standardError, inShell: Bool = false,
         environment: [String: String] = [:]
@@ -32,12 +32,12 @@ public final class CommandContext {
     var interruptInput: Int32? { inShell && terminal.isInteractive ? terminal.input : nil }
 
     /// Runs async work (calls) from the UI thread; Ctrl-C cancels it.
-    public func run<T: Sendable>(_ body: @escaping @Sendable () async throws(CLIError) -> T) throws(CLIError) -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable () async throws(CLIError) -> T) throws(CLIError) -> T {
         try console.run(interruptKeys: interruptInput, body)
     }
 
     /// Prints a result: the JSON object with `--json`, else the text.
-    public func emit(_ text: @autoclosure () -> String, json: @autoclosure () -> JSONObject) {
+    func emit(_ text: @autoclosure () -> String, json: @autoclosure () -> JSONObject) {
         if options.json {
             out.line(json().description)
         } else {

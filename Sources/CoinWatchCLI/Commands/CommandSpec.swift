@@ -1,9 +1,9 @@
-public import CoinWatchCommandLine
+import CoinWatchCommandLine
 
 /// One command of the CLI as help, dispatch and shell completion all need to know it.
-public struct CommandSpec: Sendable {
+struct CommandSpec: Sendable {
     /// What a positional argument is, so the shell knows what to complete there.
-    public enum Operand: Sendable, Hashable {
+    enum Operand: Sendable, Hashable {
         /// A device id: nothing to complete.
         case device
         /// One symbol known to the server.
@@ -17,18 +17,18 @@ public struct CommandSpec: Sendable {
     }
 
     /// The words that name the command: `["settings", "set"]`.
-    public let words: [String]
+    let words: [String]
     /// The positionals in the usage line: `DEVICE SYMBOL`.
-    public let arguments: String
+    let arguments: String
     /// One line for the command list.
-    public let summary: String
+    let summary: String
     /// The paragraph at the top of the command's help.
-    public let details: String
-    public let options: [OptionSpec]
-    public let operands: [Operand]
-    public let examples: [String]
+    let details: String
+    let options: [OptionSpec]
+    let operands: [Operand]
+    let examples: [String]
 
-    public init(
+    init(
         _ words: [String], arguments: String = "", summary: String, details: String, options: [OptionSpec] = [],
         operands: [Operand] = [], examples: [String] = []
     ) {
@@ -41,16 +41,16 @@ public struct CommandSpec: Sendable {
         self.examples = examples
     }
 
-    public var name: String { words.joined(separator: " ") }
+    var name: String { words.joined(separator: " ") }
 
     /// `coinwatch settings set DEVICE SYMBOL [options]`.
-    public var usage: String {
+    var usage: String {
         ["coinwatch", name, arguments, options.isEmpty ? "[global options]" : "[options]"]
             .filter { !$0.isEmpty }.joined(separator: " ")
     }
 
     /// The command's `--help` text.
-    public var help: String {
+    var help: String {
         var trailing = [(title: String, body: String)]()
         if !examples.isEmpty {
             trailing.append(("EXAMPLES", examples.map { "  \($0)" }.joined(separator: "\n")))

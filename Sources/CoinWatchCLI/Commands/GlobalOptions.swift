@@ -1,11 +1,11 @@
-public import CoinWatchClient
-public import CoinWatchCommandLine
+import CoinWatchClient
+import CoinWatchCommandLine
 import CoinWatchRPC
 
 /// The options every command takes: where the server is, how to authenticate, how long a call may
 /// take, and whether to print JSON. Each also comes from a `COINWATCH_…` environment variable.
-public struct GlobalOptions: Sendable, Hashable {
-    public static let specs: [OptionSpec] = [
+struct GlobalOptions: Sendable, Hashable {
+    static let specs: [OptionSpec] = [
         OptionSpec("server", .value(placeholder: "HOST:PORT"), environment: "COINWATCH_SERVER", default: "127.0.0.1:7878",
                    help: "Address of coinwatchd."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN",
@@ -19,13 +19,13 @@ public struct GlobalOptions: Sendable, Hashable {
     ]
 
     /// Where the server is.
-    public var server: String
-    public var token: String
+    var server: String
+    var token: String
     /// Per-call deadline, also used to bound connecting.
-    public var timeout: Duration
-    public var json: Bool
+    var timeout: Duration
+    var json: Bool
 
-    public init(
+    init(
         server: String = "127.0.0.1:7878", token: String = "", timeout: Duration = .seconds(10), json: Bool = false
     ) {
         self.server = server
@@ -35,7 +35,7 @@ public struct GlobalOptions: Sendable, Hashable {
     }
 
     /// Reads the global options out of a parsed command line (environment and defaults already applied).
-    public init(_ parsed: ParsedArguments) throws(UsageError) {
+    init(_ parsed: ParsedArguments) throws(UsageError) {
         server = parsed["server"] ?? "127.0.0.1:7878"
         token = parsed["token"] ?? ""
         guard let timeout = try parsed.value("timeout", as: "a duration such as 500ms, 10s or 1m", DurationText.parse),
@@ -52,7 +52,7 @@ public struct GlobalOptions: Sendable, Hashable {
     }
 
     /// The client configuration these options describe.
-    public var clientConfiguration: CoinWatchClient.Configuration {
+    var clientConfiguration: CoinWatchClient.Configuration {
         // Validated in init(_:); a hand-built value with a bad address falls back to the default.
         var configuration = (try? CoinWatchClient.Configuration(address: server)) ?? CoinWatchClient.Configuration()
         configuration.token = token

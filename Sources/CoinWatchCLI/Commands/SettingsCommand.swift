@@ -46,8 +46,8 @@ enum SettingsCommand {
 
         /// The rule to store given the current one: thresholds not given keep their value; zero is off.
         func merged(with current: V1.AlertRule?) -> (below: ExactDecimal?, above: ExactDecimal?) {
-            let below = self.below ?? DecimalText.threshold(current?.below)
-            let above = self.above ?? DecimalText.threshold(current?.above)
+            let below = self.below ?? DecimalDisplay.threshold(current?.below)
+            let above = self.above ?? DecimalDisplay.threshold(current?.above)
             return (below.flatMap { $0.isZero ? nil : $0 }, above.flatMap { $0.isZero ? nil : $0 })
         }
     }
@@ -58,10 +58,11 @@ enum SettingsCommand {
     static func set(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         let change = try usage(CommandCatalog.settingsSet) { () throws(UsageError) in try RuleChange(parsed) }
         let session = context.session
-        let settings = try context.run { () throws(CLIError) in
+        let (settings, warnings) = try context.run { () throws(CLIError) in
             try await session.call { client throws(RPCError) in try await apply(change, client: client) }
         }
         context.emit(Presenter.settingsText(settings), json: Presenter.settingsJSON(settings))
+        for warning in warnings { context.err.line("warning: \(warning)") }
         return ExitStatus.ok
     }
 
@@ -69,10 +70,12 @@ enum SettingsCommand {
     /// change is a read-merge-write guarded by the version that was read: a concurrent save makes it
     /// fail with ABORTED and it is redone on fresh data. With `--expect-version` the user's version
     /// guards it instead, and ABORTED is reported, not retried.
-    static func apply(_ change: RuleChange, client: CoinWatchClient) async throws(RPCError) -> V1.Settings {
+    static func apply(
+        _ change: RuleChange, client: CoinWatchClient
+    ) async throws(RPCError) -> (settings: V1.Settings, warnings: [String]) {
         if change.remove {
-            return try await client.removeRule(
-                device: change.device, symbol: change.symbol, expectedVersion: change.expectedVersion)
+            return (try await client.removeRule(
+                device: change.device, symbol: change.symbol, expectedVersion: change.expectedVersion), [])
         }
         var attempt = 1
         while true {
@@ -87,11 +90,13 @@ enum SettingsCommand {
             do {
                 if below == nil && above == nil {
                     // Both sides off: a rule that can never fire is no rule at all.
-                    return try await client.removeRule(
-                        device: change.device, symbol: change.symbol, expectedVersion: expected)
+                    return (try await client.removeRule(
+                        device: change.device, symbol: change.symbol, expectedVersion: expected), [])
                 }
-                return try await client.setRule(
-                    device: change.device, symbol: change.symbol, below: below, above: above, expectedVersion: expected)
+                // The whole response: it carries the save's warnings (a symbol the server has never priced).
+                let response = try await client.call(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+                    device: change.device, symbol: change.symbol, below: below, above: above, expectedVersion: expected))
+                return (response.settings ?? V1.Settings(), response.warnings)
             } catch where error.code == .aborted && change.expectedVersion == nil && attempt < maxAttempts {
                 attempt += 1
             }

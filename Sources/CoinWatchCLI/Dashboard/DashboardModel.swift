@@ -1,35 +1,35 @@
-public import CoinWatchModel
-public import CoinWatchProto
+import CoinWatchModel
+import CoinWatchProto
 
 /// Everything the dashboard shows, updated from the stream and read by the renderer.
 ///
 /// A plain value owned by the UI thread; time is passed in (`ContinuousClock` instants) so rendering
 /// a given state at a given moment is repeatable in tests.
-public struct DashboardModel: Sendable {
+struct DashboardModel: Sendable {
     /// One symbol's row.
-    public struct Row: Sendable {
-        public let symbol: String
+    struct Row: Sendable {
+        let symbol: String
         /// The first price seen: the reference for "change since the watch started".
-        public let first: ExactDecimal
-        public fileprivate(set) var last: ExactDecimal
+        let first: ExactDecimal
+        fileprivate(set) var last: ExactDecimal
         /// Recent prices, oldest first, at most `historyLimit`.
-        public fileprivate(set) var history: [ExactDecimal]
-        public fileprivate(set) var lastArrival: ContinuousClock.Instant
-        public fileprivate(set) var sourceTimeMs: Int64
-        public fileprivate(set) var rate = RateMeter()
-        public fileprivate(set) var updates: UInt64 = 0
+        fileprivate(set) var history: [ExactDecimal]
+        fileprivate(set) var lastArrival: ContinuousClock.Instant
+        fileprivate(set) var sourceTimeMs: Int64
+        fileprivate(set) var rate = RateMeter()
+        fileprivate(set) var updates: UInt64 = 0
 
-        public var change: PriceChange { PriceChange(from: first, to: last) }
+        var change: PriceChange { PriceChange(from: first, to: last) }
     }
 
     /// The widest text each value column has needed so far. Columns only grow, so they stay where they are from one
     /// frame to the next while values change width (a change going from +9.5 to +10.25 and back).
-    public struct ColumnWidths: Sendable, Hashable {
-        public var priceInteger = 0
-        public var priceFraction = 0
-        public var changeInteger = 0
-        public var changeFraction = 0
-        public var percent = 0
+    struct ColumnWidths: Sendable, Hashable {
+        var priceInteger = 0
+        var priceFraction = 0
+        var changeInteger = 0
+        var changeFraction = 0
+        var percent = 0
 
         mutating func include(_ row: Row) {
             let price = TextTable.decimalParts(row.last.description)
@@ -44,37 +44,37 @@ public struct DashboardModel: Sendable {
     }
 
     /// The most prices kept per symbol (wider than any sparkline drawn).
-    public static let historyLimit = 240
+    static let historyLimit = 240
 
-    public let server: String
-    public let started: ContinuousClock.Instant
-    public private(set) var rows: [String: Row] = [:]
-    public var connection = StreamState.connecting
+    let server: String
+    let started: ContinuousClock.Instant
+    private(set) var rows: [String: Row] = [:]
+    var connection = StreamState.connecting
     /// Sequence numbers skipped by the server's stream (or dropped by a slow reader), summed over streams.
-    public private(set) var gaps: UInt64 = 0
+    private(set) var gaps: UInt64 = 0
     /// Streams opened; more than one means the watch reconnected.
-    public private(set) var streams = 0
+    private(set) var streams = 0
     private var lastSequence: UInt64?
     /// Updates whose price could not be read (an impossible decimal scale).
-    public private(set) var invalid: UInt64 = 0
-    public private(set) var widths = ColumnWidths()
+    private(set) var invalid: UInt64 = 0
+    private(set) var widths = ColumnWidths()
 
-    public init(server: String, started: ContinuousClock.Instant) {
+    init(server: String, started: ContinuousClock.Instant) {
         self.server = server
         self.started = started
     }
 
     /// Rows ordered by symbol.
-    public var orderedRows: [Row] { rows.keys.sorted().map { rows[$0]! } }
+    var orderedRows: [Row] { rows.keys.sorted().map { rows[$0]! } }
 
     /// A new stream started: sequence numbers start again at 1.
-    public mutating func streamOpened() {
+    mutating func streamOpened() {
         streams += 1
         lastSequence = nil
     }
 
     /// Applies one update that arrived at `now`.
-    public mutating func apply(_ update: V1.PriceUpdate, at now: ContinuousClock.Instant) {
+    mutating func apply(_ update: V1.PriceUpdate, at now: ContinuousClock.Instant) {
         if let lastSequence, update.sequence > lastSequence + 1 {
             gaps += update.sequence - lastSequence - 1
         }

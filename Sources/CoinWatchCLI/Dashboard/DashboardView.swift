@@ -1,15 +1,16 @@
 import CoinWatchCore
+import CoinWatchModel
 
 /// Draws a `DashboardModel` as the lines of one screen.
 ///
 /// Pure: the same model, moment and size give the same lines, which is what the tests check. Lines
 /// are kept one column short of the width so the last column never triggers the terminal's pending
 /// wrap, and the frame never has more lines than the screen, so it never scrolls.
-public enum DashboardView {
+enum DashboardView {
     /// The widest sparkline drawn, however wide the window.
-    public static let maxTrendWidth = 60
+    static let maxTrendWidth = 60
 
-    public static func render(
+    static func render(
         _ model: DashboardModel, now: ContinuousClock.Instant, rows: Int, columns: Int, color: Bool
     ) -> [String] {
         let width = max(1, columns - 1)

@@ -1,20 +1,20 @@
-public import CoinWatchModel
+import CoinWatchModel
 
 /// The change of a price since a reference price, exactly: the difference as a decimal and the
 /// percentage rounded to two places (half away from zero), never through a float.
-public struct PriceChange: Sendable, Hashable {
-    public enum Direction: Sendable, Hashable {
+struct PriceChange: Sendable, Hashable {
+    enum Direction: Sendable, Hashable {
         case up, down, flat
     }
 
-    public let direction: Direction
+    let direction: Direction
     /// `last − first`, exactly; nil if it does not fit a decimal.
-    public let difference: ExactDecimal?
+    let difference: ExactDecimal?
     /// The percentage in hundredths of a percent (`12` = 0.12%); nil when `first` is zero or the
     /// result does not fit.
-    public let basisPoints: Int128?
+    let basisPoints: Int128?
 
-    public init(from first: ExactDecimal, to last: ExactDecimal) {
+    init(from first: ExactDecimal, to last: ExactDecimal) {
         direction = last > first ? .up : last < first ? .down : .flat
         difference = try? last.subtracting(first)
         let scale = max(first.scale, last.scale)
@@ -41,7 +41,7 @@ public struct PriceChange: Sendable, Hashable {
     }
 
     /// `+0.12%`, `-1.50%`, `0.00%`; `—` when unknown.
-    public var percentText: String {
+    var percentText: String {
         guard let basisPoints else { return "—" }
         let sign = basisPoints > 0 ? "+" : basisPoints < 0 ? "-" : ""
         let magnitude = basisPoints.magnitude
@@ -50,13 +50,13 @@ public struct PriceChange: Sendable, Hashable {
     }
 
     /// `+75.5`, `-0.25`, `0`.
-    public var differenceText: String {
+    var differenceText: String {
         guard let difference else { return "—" }
         return difference.isNegative || difference.isZero ? difference.description : "+" + difference.description
     }
 
     /// ▲, ▼ or a blank for no change.
-    public var arrow: String {
+    var arrow: String {
         switch direction {
         case .up: "▲"
         case .down: "▼"

@@ -1,17 +1,17 @@
 import CoinWatchCore
 
 /// Updates per second over a sliding window of whole seconds, in constant memory whatever the rate.
-public struct RateMeter: Sendable, Hashable {
+struct RateMeter: Sendable, Hashable {
     /// How many seconds the rate averages over.
-    public static let window = 10
+    static let window = 10
 
     private var counts = [Int](repeating: 0, count: RateMeter.window)
     private var seconds = [Int](repeating: -1, count: RateMeter.window)
 
-    public init() {}
+    init() {}
 
     /// Counts one update that arrived during `second` (whole seconds since the watch started).
-    public mutating func record(second: Int) {
+    mutating func record(second: Int) {
         let slot = second % Self.window
         if seconds[slot] != second {
             seconds[slot] = second
@@ -22,7 +22,7 @@ public struct RateMeter: Sendable, Hashable {
 
     /// The average rate over the window ending at `elapsed` (time since the watch started); the window
     /// is shorter at the start so the first seconds are not under-reported.
-    public func perSecond(elapsed: Duration) -> Double {
+    func perSecond(elapsed: Duration) -> Double {
         let now = Int(elapsed.components.seconds)
         var total = 0
         for slot in 0..<Self.window where seconds[slot] > now - Self.window && seconds[slot] <= now {

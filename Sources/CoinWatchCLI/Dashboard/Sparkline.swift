@@ -1,15 +1,15 @@
-public import CoinWatchModel
+import CoinWatchModel
 
 /// A one-line chart of recent prices in block characters (▁▂▃▄▅▆▇█).
 ///
 /// Levels are computed exactly on the decimals (scaled to a common integer), so two prices that differ
 /// in the eighth decimal still draw at different heights when they are the extremes of the window.
-public enum Sparkline {
-    public static let levels: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+enum Sparkline {
+    static let levels: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
 
     /// The last `width` prices as a sparkline, lowest price at ▁ and highest at █; a flat series
     /// draws at mid height (▄). Shorter histories give a shorter line.
-    public static func render(_ prices: [ExactDecimal], width: Int) -> String {
+    static func render(_ prices: [ExactDecimal], width: Int) -> String {
         guard width > 0, !prices.isEmpty else { return "" }
         let window = prices.suffix(width)
         let scale = window.map(\.scale).max() ?? 0

@@ -7,18 +7,18 @@ import Glibc
 /// Streams (`watch`, `alerts`) must show each line as it happens even through a pipe, where stdio would
 /// buffer a whole block; writing straight to the descriptor makes every line visible at once and keeps
 /// stdout and stderr in the order they were written.
-public struct OutputStream: Sendable {
-    public let descriptor: Int32
+struct OutputStream: Sendable {
+    let descriptor: Int32
 
-    public init(descriptor: Int32) {
+    init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
-    public static let standardOutput = OutputStream(descriptor: STDOUT_FILENO)
-    public static let standardError = OutputStream(descriptor: STDERR_FILENO)
+    static let standardOutput = OutputStream(descriptor: STDOUT_FILENO)
+    static let standardError = OutputStream(descriptor: STDERR_FILENO)
 
     /// Writes `text` as is.
-    public func write(_ text: String) {
+    func write(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             guard let base = bytes.baseAddress else { return }
@@ -34,10 +34,10 @@ public struct OutputStream: Sendable {
     }
 
     /// Writes `text` followed by a newline.
-    public func line(_ text: String) {
+    func line(_ text: String) {
         write(text + "\n")
     }
 
     /// Whether the descriptor is a terminal (isatty(3)).
-    public var isTerminal: Bool { isatty(descriptor) == 1 }
+    var isTerminal: Bool { isatty(descriptor) == 1 }
 }

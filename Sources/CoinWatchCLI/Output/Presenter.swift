@@ -1,32 +1,39 @@
 import CoinWatchModel
 import CoinWatchRPC
-public import CoinWatchProto
+import CoinWatchProto
 
 /// How each result reads, as text for people and as `--json` objects for scripts.
 ///
 /// The JSON field names here are the stable interface documented in `coinwatch --help`: change them
 /// only with that text (and its golden test).
-public enum Presenter {
+enum Presenter {
     // MARK: Settings
 
-    public static func settingsText(_ settings: V1.Settings) -> String {
+    static func settingsText(_ settings: V1.Settings) -> String {
         var out = "device   \(settings.deviceID)\n"
         out += "version  \(settings.version)\n"
         out += "updated  \(TimeText.iso8601(milliseconds: settings.updatedAtMs))\n"
         guard !settings.rules.isEmpty else { return out + "rules    none\n" }
-        var table = TextTable(headers: ["SYMBOL", "BELOW", "ABOVE"], alignments: [.left, .decimal, .decimal])
+        return out + "\n" + rulesTable(settings).render()
+    }
+
+    /// The rules of `settings` by symbol, thresholds aligned, `-` for a side that is off; `extra` adds a column.
+    static func rulesTable(_ settings: V1.Settings, extra: (header: String, cell: (String) -> String)? = nil) -> TextTable {
+        var table = TextTable(
+            headers: ["SYMBOL", "BELOW", "ABOVE"] + (extra.map { [$0.header] } ?? []),
+            alignments: [.left, .decimal, .decimal] + (extra == nil ? [] : [.decimal]))
         for symbol in settings.rules.keys.sorted() {
             let rule = settings.rules[symbol]!
             table.append([
                 symbol,
-                DecimalText.threshold(rule.below)?.description ?? "-",
-                DecimalText.threshold(rule.above)?.description ?? "-",
-            ])
+                DecimalDisplay.threshold(rule.below)?.description ?? "-",
+                DecimalDisplay.threshold(rule.above)?.description ?? "-",
+            ] + (extra.map { [$0.cell(symbol)] } ?? []))
         }
-        return out + "\n" + table.render()
+        return table
     }
 
-    public static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
+    static func settingsJSON(_ settings: V1.Settings) -> JSONObject {
         var object = JSONObject()
         object.string("device_id", settings.deviceID)
         object.integer("version", settings.version)
@@ -35,19 +42,19 @@ public enum Presenter {
         for symbol in settings.rules.keys.sorted() {
             let rule = settings.rules[symbol]!
             var entry = JSONObject()
-            entry.decimal("below", DecimalText.threshold(rule.below))
-            entry.decimal("above", DecimalText.threshold(rule.above))
+            entry.decimal("below", DecimalDisplay.threshold(rule.below))
+            entry.decimal("above", DecimalDisplay.threshold(rule.above))
             rules.object(symbol, entry)
         }
         object.object("rules", rules)
         return object
     }
 
-    public static func deletedText(device: String, existed: Bool) -> String {
+    static func deletedText(device: String, existed: Bool) -> String {
         existed ? "deleted the settings of device '\(device)'\n" : "device '\(device)' had no settings\n"
     }
 
-    public static func deletedJSON(device: String, existed: Bool) -> JSONObject {
+    static func deletedJSON(device: String, existed: Bool) -> JSONObject {
         var object = JSONObject()
         object.string("device_id", device)
         object.bool("existed", existed)
@@ -56,34 +63,34 @@ public enum Presenter {
 
     // MARK: Prices
 
-    public static func pricesText(_ ticks: [V1.Tick]) -> String {
+    static func pricesText(_ ticks: [V1.Tick]) -> String {
         guard !ticks.isEmpty else { return "no prices\n" }
         var table = TextTable(headers: ["SYMBOL", "PRICE", "TIME"], alignments: [.left, .decimal, .left])
         for tick in ticks {
-            table.append([tick.symbol, DecimalText.text(tick.price) ?? "-", TimeText.iso8601(milliseconds: tick.timeMs)])
+            table.append([tick.symbol, DecimalDisplay.text(tick.price) ?? "-", TimeText.iso8601(milliseconds: tick.timeMs)])
         }
         return table.render()
     }
 
-    public static func tickJSON(_ tick: V1.Tick) -> JSONObject {
+    static func tickJSON(_ tick: V1.Tick) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", tick.symbol)
-        object.raw("price", DecimalText.json(tick.price))
+        object.raw("price", DecimalDisplay.json(tick.price))
         object.integer("time_ms", tick.timeMs)
         return object
     }
 
-    public static func pricesJSON(_ ticks: [V1.Tick]) -> JSONObject {
+    static func pricesJSON(_ ticks: [V1.Tick]) -> JSONObject {
         var object = JSONObject()
         object.array("prices", ticks.map(tickJSON))
         return object
     }
 
-    public static func publishedText(accepted: UInt32) -> String {
+    static func publishedText(accepted: UInt32) -> String {
         "accepted \(accepted) tick\(accepted == 1 ? "" : "s")\n"
     }
 
-    public static func publishedJSON(accepted: UInt32) -> JSONObject {
+    static func publishedJSON(accepted: UInt32) -> JSONObject {
         var object = JSONObject()
         object.integer("accepted", accepted)
         return object
@@ -92,15 +99,15 @@ public enum Presenter {
     // MARK: Streams
 
     /// `BTC 64250.5 seq=12 time=2024-05-01T12:00:00.123Z`: one line per update, for pipes.
-    public static func updateLine(_ update: V1.PriceUpdate) -> String {
-        "\(update.symbol) \(DecimalText.text(update.price) ?? "-") seq=\(update.sequence)"
+    static func updateLine(_ update: V1.PriceUpdate) -> String {
+        "\(update.symbol) \(DecimalDisplay.text(update.price) ?? "-") seq=\(update.sequence)"
             + " time=\(TimeText.iso8601(milliseconds: update.sourceTimeMs))"
     }
 
-    public static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
+    static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
         var object = JSONObject()
         object.string("symbol", update.symbol)
-        object.raw("price", DecimalText.json(update.price))
+        object.raw("price", DecimalDisplay.json(update.price))
         object.integer("source_time_ms", update.sourceTimeMs)
         object.integer("sequence", update.sequence)
         return object
@@ -116,10 +123,10 @@ public enum Presenter {
     }
 
     /// `2024-05-01T12:00:00.123Z  BTC  ▲ above 70000  price 70010.5  id=…`.
-    public static func alertLine(_ alert: V1.Alert) -> String {
+    static func alertLine(_ alert: V1.Alert) -> String {
         let arrow = alert.direction == .above ? "▲" : alert.direction == .below ? "▼" : "?"
         return "\(TimeText.iso8601(milliseconds: alert.timeMs))  \(alert.symbol)  \(arrow) \(directionName(alert.direction))"
-            + " \(DecimalText.text(alert.threshold) ?? "-")  price \(DecimalText.text(alert.price) ?? "-")  id=\(alert.id)"
+            + " \(DecimalDisplay.text(alert.threshold) ?? "-")  price \(DecimalDisplay.text(alert.price) ?? "-")  id=\(alert.id)"
     }
 
     /// What `alerts` waits for, on stderr before the first alert: the device's rules beside the current prices, or
@@ -132,17 +139,7 @@ public enum Presenter {
         case .success(let (settings, prices)) where !settings.rules.isEmpty:
             let out = "waiting for alerts of device \(settings.deviceID) (\(stop)); its rules:\n"
             let now = Dictionary(prices.map { ($0.symbol, $0.price) }, uniquingKeysWith: { first, _ in first })
-            var table = TextTable(
-                headers: ["SYMBOL", "BELOW", "ABOVE", "NOW"], alignments: [.left, .decimal, .decimal, .decimal])
-            for symbol in settings.rules.keys.sorted() {
-                let rule = settings.rules[symbol]!
-                table.append([
-                    symbol,
-                    DecimalText.threshold(rule.below)?.description ?? "-",
-                    DecimalText.threshold(rule.above)?.description ?? "-",
-                    DecimalText.text(now[symbol] ?? nil) ?? "-",
-                ])
-            }
+            let table = rulesTable(settings, extra: ("NOW", { DecimalDisplay.text(now[$0] ?? nil) ?? "-" }))
             var text = out + table.render().split(separator: "\n").map { "  \($0)\n" }.joined()
             let unpriced = settings.rules.keys.filter { (now[$0] ?? nil) == nil }.sorted()
             if !unpriced.isEmpty {
@@ -160,14 +157,14 @@ public enum Presenter {
         }
     }
 
-    public static func alertJSON(_ alert: V1.Alert) -> JSONObject {
+    static func alertJSON(_ alert: V1.Alert) -> JSONObject {
         var object = JSONObject()
         object.string("id", alert.id)
         object.string("device_id", alert.deviceID)
         object.string("symbol", alert.symbol)
         object.string("direction", directionName(alert.direction))
-        object.raw("threshold", DecimalText.json(alert.threshold))
-        object.raw("price", DecimalText.json(alert.price))
+        object.raw("threshold", DecimalDisplay.json(alert.threshold))
+        object.raw("price", DecimalDisplay.json(alert.price))
         object.integer("time_ms", alert.timeMs)
         object.string("idempotency_key", alert.idempotencyKey)
         object.string("push_interest", alert.pushInterest)
@@ -190,7 +187,7 @@ public enum Presenter {
         }
     }
 
-    public static func deviceText(_ registration: V1.DeviceRegistration) -> String {
+    static func deviceText(_ registration: V1.DeviceRegistration) -> String {
         var out = "device       \(registration.deviceID)\n"
         out += "token        \(registration.apnsToken)\n"
         out += "environment  \(environmentName(registration.environment))\n"
@@ -212,7 +209,7 @@ public enum Presenter {
         return out
     }
 
-    public static func deviceJSON(_ registration: V1.DeviceRegistration) -> JSONObject {
+    static func deviceJSON(_ registration: V1.DeviceRegistration) -> JSONObject {
         var object = JSONObject()
         object.string("device_id", registration.deviceID)
         object.string("apns_token", registration.apnsToken)
@@ -229,13 +226,13 @@ public enum Presenter {
         return object
     }
 
-    public static func unregisteredText(device: String, existed: Bool) -> String {
+    static func unregisteredText(device: String, existed: Bool) -> String {
         existed ? "unregistered device '\(device)'\n" : "device '\(device)' was not registered\n"
     }
 
     // MARK: Health
 
-    public static func healthText(
+    static func healthText(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
         push: V1.PushDeliveryState? = nil
     ) -> String {
@@ -258,7 +255,7 @@ public enum Presenter {
         return out
     }
 
-    public static func healthJSON(
+    static func healthJSON(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
         push: V1.PushDeliveryState? = nil
     ) -> JSONObject {

@@ -2,30 +2,30 @@
 ///
 /// Prices in a column are aligned on their decimal point (`64250.5` over `3120.25`), the way a
 /// person scans figures, without ever rounding them to a common number of places.
-public struct TextTable: Sendable {
-    public enum Alignment: Sendable {
+struct TextTable: Sendable {
+    enum Alignment: Sendable {
         case left, right
         /// Decimal numbers lined up on the point; other text right-aligned.
         case decimal
     }
 
-    public let headers: [String]
-    public let alignments: [Alignment]
-    public private(set) var rows: [[String]] = []
+    let headers: [String]
+    let alignments: [Alignment]
+    private(set) var rows: [[String]] = []
 
-    public init(headers: [String], alignments: [Alignment]) {
+    init(headers: [String], alignments: [Alignment]) {
         precondition(headers.count == alignments.count, "one alignment per column")
         self.headers = headers
         self.alignments = alignments
     }
 
-    public mutating func append(_ row: [String]) {
+    mutating func append(_ row: [String]) {
         precondition(row.count == headers.count, "one cell per column")
         rows.append(row)
     }
 
     /// The table, one line per row (header first), without trailing spaces.
-    public func render() -> String {
+    func render() -> String {
         var columns = [[String]](repeating: [], count: headers.count)
         for index in headers.indices {
             let cells = rows.map { $0[index] }
@@ -54,7 +54,7 @@ public struct TextTable: Sendable {
 
     /// Pads decimal texts so their points line up: integer parts right-aligned, fractions left-aligned. The parts
     /// are at least as wide as the minimums given (a display that keeps its columns still as values change).
-    public static func alignDecimals(
+    static func alignDecimals(
         _ cells: [String], minimumIntegerWidth: Int = 0, minimumFractionWidth: Int = 0
     ) -> [String] {
         let split = cells.map(decimalParts)

@@ -1,5 +1,6 @@
+import CoinWatchCore
 import CoinWatchCommandLine
-public import CoinWatchRPC
+import CoinWatchRPC
 
 #if canImport(Glibc)
 import Glibc
@@ -7,95 +8,76 @@ import Glibc
 
 /// Everything a command can fail with, reduced to what the user needs: a kind that picks the exit
 /// status and a one-line message. The runner prints it; no failure ever reaches the user as a trace.
-public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
+struct CLIError: CoinWatchError {
     /// What kind of failure, which decides the exit status.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case rpc, unreachable, usage
-            case signal(Int32)
+    struct Code: ErrorCode {
+        let name: String
+        /// The process's exit status for this kind.
+        let exitStatus: Int32
+        /// The signal that stopped the command, if one did.
+        let signal: Int32?
+
+        private init(_ name: String, exitStatus: Int32, signal: Int32? = nil) {
+            self.name = name
+            self.exitStatus = exitStatus
+            self.signal = signal
         }
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
-        }
+        var description: String { name }
 
         /// The server answered a call with an error.
-        public static let rpc = Code(.rpc)
+        static let rpc = Code("rpc", exitStatus: ExitStatus.rpcError)
         /// The server could not be reached.
-        public static let unreachable = Code(.unreachable)
+        static let unreachable = Code("unreachable", exitStatus: ExitStatus.unreachable)
         /// The command line was wrong; the message is followed by the command's usage.
-        public static let usage = Code(.usage)
+        static let usage = Code("usage", exitStatus: ExitStatus.usage)
         /// The user pressed Ctrl-C.
-        public static let interrupted = Code(.signal(SIGINT))
+        static let interrupted = Code.signal(SIGINT)
 
         /// Stopped by a signal (SIGINT, SIGTERM, SIGHUP): exits with 128 + the signal, as shells report it.
-        public static func signal(_ number: Int32) -> Code { Code(.signal(number)) }
-
-        public var exitStatus: Int32 {
-            switch value {
-            case .rpc: ExitStatus.rpcError
-            case .unreachable: ExitStatus.unreachable
-            case .usage: ExitStatus.usage
-            case .signal(let number): 128 + number
-            }
-        }
-
-        /// The signal that stopped the command, if one did.
-        public var signal: Int32? {
-            if case .signal(let number) = value { return number }
-            return nil
-        }
-
-        public var description: String {
-            switch value {
-            case .rpc: "rpc"
-            case .unreachable: "unreachable"
-            case .usage: "usage"
-            case .signal(let number): "signal \(number)"
-            }
+        static func signal(_ number: Int32) -> Code {
+            Code("signal \(number)", exitStatus: 128 + number, signal: number)
         }
     }
 
-    public let code: Code
+    let code: Code
     /// One line for a person, without the `error: ` prefix.
-    public let message: String
+    let message: String
     /// For usage errors: the usage of the command that was mistyped, printed after the message.
-    public let usage: String?
+    let usage: String?
     /// For usage errors: the words after `help` that show the help to read next (`settings set`; empty for the
     /// list of commands).
-    public let helpTopic: String?
+    let helpTopic: String?
 
-    public init(code: Code, message: String, usage: String? = nil, helpTopic: String? = nil) {
+    init(code: Code, message: String, usage: String? = nil, helpTopic: String? = nil) {
         self.code = code
         self.message = message
         self.usage = usage
         self.helpTopic = helpTopic
     }
 
-    public var description: String { message }
+    var description: String { message }
 
     /// A usage error with the usage of the command it concerns and the help topic that explains it (`settings set`;
     /// empty for the list of commands).
-    public static func usage(_ message: String, _ usage: String, helpTopic: String = "") -> CLIError {
+    static func usage(_ message: String, _ usage: String, helpTopic: String = "") -> CLIError {
         CLIError(code: .usage, message: message, usage: usage, helpTopic: helpTopic)
     }
 
     /// A usage error of `command`: its usage, and its help to read next.
-    public static func usage(_ message: String, of command: CommandSpec) -> CLIError {
+    static func usage(_ message: String, of command: CommandSpec) -> CLIError {
         .usage(message, command.usage, helpTopic: command.name)
     }
 
-    public static let interrupted = CLIError(code: .interrupted, message: "interrupted")
+    static let interrupted = CLIError(code: .interrupted, message: "interrupted")
 
     /// Stopped by `signal`; Ctrl-C (SIGINT) reads as "interrupted".
-    public static func stopped(by signal: Int32) -> CLIError {
+    static func stopped(by signal: Int32) -> CLIError {
         signal == SIGINT ? .interrupted : CLIError(code: .signal(signal), message: "stopped by signal \(signal)")
     }
 
     /// An error a call failed with: `NOT_FOUND: no settings for device 'x'`.
-    public init(_ error: RPCError) {
+    init(_ error: RPCError) {
         self.init(code: .rpc, message: "\(error.code): \(error.message)")
     }
 
@@ -106,7 +88,7 @@ public struct CLIError: Error, Hashable, Sendable, CustomStringConvertible {
     /// message for shapes it does not recognise (a failed handshake, say), which then names the address
     /// itself. What to check follows from the reason: the host name when it does not resolve, the address
     /// when something answered that is not coinwatchd, else whether the server runs.
-    public static func unreachable(address: String, _ error: RPCError) -> CLIError {
+    static func unreachable(address: String, _ error: RPCError) -> CLIError {
         let reason = connectFailureReason(error.message)
         let check: String
         if error.message.contains("getaddrinfo failed") {

@@ -1,26 +1,26 @@
-public import CoinWatchClient
-public import CoinWatchRPC
+import CoinWatchClient
+import CoinWatchRPC
 
 /// A client for one server address, with the CLI's error mapping.
 ///
 /// Connecting is done explicitly before each call, so "the server cannot be reached" (exit 3) is
 /// told apart from "the server answered with an error" (exit 1). The shell keeps one session for all
 /// its lines; the connection is remade by the client when it has dropped.
-public final class ClientSession: Sendable {
-    public let options: GlobalOptions
-    public let client: CoinWatchClient
+final class ClientSession: Sendable {
+    let options: GlobalOptions
+    let client: CoinWatchClient
 
-    public init(options: GlobalOptions) {
+    init(options: GlobalOptions) {
         self.options = options
         client = CoinWatchClient(configuration: options.clientConfiguration)
     }
 
     /// The server address as typed.
-    public var address: String { options.server }
+    var address: String { options.server }
 
     /// Connects (or reuses the connection), mapping failure to the one-line "cannot reach" error.
     @discardableResult
-    public func connect() async throws(CLIError) -> RPCClientConnection {
+    func connect() async throws(CLIError) -> RPCClientConnection {
         do {
             return try await client.connect()
         } catch {
@@ -29,7 +29,7 @@ public final class ClientSession: Sendable {
     }
 
     /// Connects, then runs `body`; its RPC errors become exit-1 errors.
-    public func call<T: Sendable>(_ body: (CoinWatchClient) async throws(RPCError) -> T) async throws(CLIError) -> T {
+    func call<T: Sendable>(_ body: (CoinWatchClient) async throws(RPCError) -> T) async throws(CLIError) -> T {
         try await connect()
         do {
             return try await body(client)

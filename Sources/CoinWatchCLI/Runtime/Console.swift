@@ -7,15 +7,15 @@ import Glibc
 #endif
 
 /// What woke the UI thread: bytes typed, signals received, or another thread's `wake()`.
-public struct ConsoleEvents: Sendable, Hashable {
+struct ConsoleEvents: Sendable, Hashable {
     /// Bytes read from the terminal (only when input was asked for).
-    public var input: [UInt8] = []
+    var input: [UInt8] = []
     /// Signals received since the last wait, in order (SIGINT, SIGTERM, SIGHUP, SIGWINCH).
-    public var signals: [Int32] = []
+    var signals: [Int32] = []
     /// The input reached end of file (or failed): nothing more will be typed.
-    public var inputClosed = false
+    var inputClosed = false
 
-    public var isEmpty: Bool { input.isEmpty && signals.isEmpty && !inputClosed }
+    var isEmpty: Bool { input.isEmpty && signals.isEmpty && !inputClosed }
 }
 
 /// The one place the CLI's UI thread waits: for keys, for signals, or for a task's news.
@@ -25,15 +25,15 @@ public struct ConsoleEvents: Sendable, Hashable {
 /// lock and call `wake()`. Signals are turned into events too (their default actions are replaced
 /// once at start-up), so Ctrl-C, SIGTERM and window resizes all arrive through `wait`, where the
 /// code that owns the terminal can restore it before leaving.
-public final class Console: Sendable {
+final class Console: Sendable {
     /// The process's console; the signals it handles are taken over when it is first used.
-    public static let shared: Console = {
+    static let shared: Console = {
         let console = Console()
         console.takeOverSignals()
         return console
     }()
 
-    public static let handledSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+    static let handledSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
 
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -86,7 +86,7 @@ public final class Console: Sendable {
     }
 
     /// Wakes the UI thread's `wait`; callable from any thread.
-    public func wake() {
+    func wake() {
         Self.poke(wakeWrite)
     }
 
@@ -99,7 +99,7 @@ public final class Console: Sendable {
     /// Waits until something happens or `timeout` passes (nil = no limit).
     ///
     /// With `input` set, also waits for that descriptor to be readable and returns what it reads.
-    public func wait(timeout: Duration?, input: Int32? = nil) -> ConsoleEvents {
+    func wait(timeout: Duration?, input: Int32? = nil) -> ConsoleEvents {
         var events = ConsoleEvents()
         events.signals = pendingSignals.withLock { pending in
             defer { pending.removeAll() }
@@ -136,13 +136,13 @@ public final class Console: Sendable {
     }
 
     /// Keeps keys typed while something else had the terminal, for whoever reads lines next.
-    public func stash(_ bytes: [UInt8]) {
+    func stash(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         typeAhead.withLock { $0 += bytes.prefix(max(0, 4096 - $0.count)) }
     }
 
     /// The keys stashed so far (then forgotten).
-    public func takeTypeAhead() -> [UInt8] {
+    func takeTypeAhead() -> [UInt8] {
         typeAhead.withLock { bytes in
             defer { bytes.removeAll() }
             return bytes
@@ -159,7 +159,7 @@ public final class Console: Sendable {
     /// A SIGINT, SIGTERM or SIGHUP — or, with `interruptKeys` on a raw terminal, Ctrl-C typed as a byte —
     /// cancels the task and throws `CLIError.stopped(by:)`; the task is not waited for after that, so
     /// a call stuck on a dead network cannot hold up the user.
-    public func run<T: Sendable>(
+    func run<T: Sendable>(
         interruptKeys input: Int32? = nil, _ body: @escaping @Sendable () async throws(CLIError) -> T
     ) throws(CLIError) -> T {
         let result = Mutex<Result<T, CLIError>?>(nil)

@@ -1,9 +1,9 @@
-public import CoinWatchClient
-public import CoinWatchRPC
+import CoinWatchClient
+import CoinWatchRPC
 import Synchronization
 
 /// Where a followed stream stands, as the dashboard's status line shows it.
-public enum StreamState: Sendable, Hashable {
+enum StreamState: Sendable, Hashable {
     /// Connecting (first time or again).
     case connecting
     /// The stream is open.
@@ -20,7 +20,7 @@ public enum StreamState: Sendable, Hashable {
 /// `drain()`. A lost connection (UNAVAILABLE, or the server ending the stream) is retried with a
 /// growing pause; any other error ends the follow, as does failing to reach the server on the very
 /// first attempt (exit 3: nothing was ever shown, so retrying silently would only hide a typo).
-public final class StreamFollower<Element: Sendable>: Sendable {
+final class StreamFollower<Element: Sendable>: Sendable {
     private struct Shared {
         /// Items with the generation of the stream they came on.
         var items: [(generation: Int, element: Element)] = []
@@ -30,7 +30,7 @@ public final class StreamFollower<Element: Sendable>: Sendable {
     }
 
     /// Pauses between attempts: short at first so a restarted server is picked up fast.
-    public static var backoff: [Duration] {
+    static var backoff: [Duration] {
         [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(5)]
     }
 
@@ -38,12 +38,12 @@ public final class StreamFollower<Element: Sendable>: Sendable {
     private let bufferLimit: Int
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    public init(bufferLimit: Int = 10_000) {
+    init(bufferLimit: Int = 10_000) {
         self.bufferLimit = bufferLimit
     }
 
     /// Starts following; `open` makes a new stream for each attempt.
-    public func start(
+    func start(
         session: ClientSession, console: Console, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>
     ) {
         let started = Task.detached { [self] in
@@ -53,7 +53,7 @@ public final class StreamFollower<Element: Sendable>: Sendable {
     }
 
     /// Stops following and cancels the stream.
-    public func stop() {
+    func stop() {
         task.withLock { $0 }?.cancel()
     }
 
@@ -62,7 +62,7 @@ public final class StreamFollower<Element: Sendable>: Sendable {
     ///
     /// When the reader falls more than `bufferLimit` items behind, the oldest are dropped; for price
     /// streams that shows as a gap in the sequence numbers, which the dashboard reports.
-    public func drain() -> (items: [(generation: Int, element: Element)], state: StreamState) {
+    func drain() -> (items: [(generation: Int, element: Element)], state: StreamState) {
         shared.withLock { shared in
             defer { shared.items.removeAll(keepingCapacity: true) }
             return (shared.items, shared.state)

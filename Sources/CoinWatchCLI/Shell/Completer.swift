@@ -4,21 +4,21 @@ import CoinWatchCommandLine
 ///
 /// Pure: given the text before the cursor and the known symbols it returns the word being completed
 /// and the candidates, so the rules are tested without a terminal or a server.
-public enum Completer {
+enum Completer {
     /// Words the shell understands besides the commands.
-    public static let shellWords = ["exit", "quit", "clear"]
+    static let shellWords = ["exit", "quit", "clear"]
 
-    public struct Completion: Sendable, Hashable {
+    struct Completion: Sendable, Hashable {
         /// Where the word being completed starts (a character offset in the line).
-        public var start: Int
+        var start: Int
         /// The word typed so far.
-        public var word: String
+        var word: String
         /// Matching candidates, sorted.
-        public var candidates: [String]
+        var candidates: [String]
 
         /// The text to put in place of `word`: the single candidate followed by a space, or the longest
         /// prefix all candidates share; nil when that would not add anything.
-        public var replacement: String? {
+        var replacement: String? {
             guard let first = candidates.first else { return nil }
             if candidates.count == 1 { return first + " " }
             var prefix = Array(first)
@@ -33,7 +33,7 @@ public enum Completer {
     }
 
     /// What completes the word ending at the end of `line` (the text before the cursor).
-    public static func complete(_ line: String, symbols: [String]) -> Completion {
+    static func complete(_ line: String, symbols: [String]) -> Completion {
         let characters = Array(line)
         var start = characters.count
         while start > 0 && characters[start - 1] != " " { start -= 1 }
@@ -44,7 +44,7 @@ public enum Completer {
     }
 
     /// What may be typed at a word position.
-    public enum Slot: Sendable, Hashable {
+    enum Slot: Sendable, Hashable {
         /// One of these words (commands, subcommands, options).
         case words([String])
         /// A symbol the server knows.
@@ -63,7 +63,7 @@ public enum Completer {
     }
 
     /// What goes at the end of `line` (the text before the cursor).
-    public static func slot(_ line: String) -> Slot {
+    static func slot(_ line: String) -> Slot {
         let characters = Array(line)
         var start = characters.count
         while start > 0 && characters[start - 1] != " " { start -= 1 }

@@ -6,30 +6,30 @@ import Glibc
 ///
 /// Bounded on both ends: at most `limit` entries are kept and written, and loading reads only the
 /// file's last `maxReadBytes`, so a damaged or huge file costs neither time nor memory.
-public struct HistoryFile: Sendable {
-    public static let fileName = ".coinwatch_history"
-    public static let defaultLimit = 1000
+struct HistoryFile: Sendable {
+    static let fileName = ".coinwatch_history"
+    static let defaultLimit = 1000
     /// Entries longer than this are not kept (a paste gone wrong, not a command).
-    public static let maxEntryLength = 4096
+    static let maxEntryLength = 4096
 
-    public let path: String
-    public let limit: Int
-    public let maxReadBytes: Int
+    let path: String
+    let limit: Int
+    let maxReadBytes: Int
 
-    public init(path: String, limit: Int = HistoryFile.defaultLimit, maxReadBytes: Int = 1 << 20) {
+    init(path: String, limit: Int = HistoryFile.defaultLimit, maxReadBytes: Int = 1 << 20) {
         self.path = path
         self.limit = limit
         self.maxReadBytes = maxReadBytes
     }
 
     /// `$HOME/.coinwatch_history`; nil without a usable `HOME` (then history lasts one session).
-    public static func inHome(environment: [String: String]) -> HistoryFile? {
+    static func inHome(environment: [String: String]) -> HistoryFile? {
         guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
         return HistoryFile(path: (home.hasSuffix("/") ? home : home + "/") + fileName)
     }
 
     /// The stored entries, oldest first; empty when there is no file or it cannot be read.
-    public func load() -> [String] {
+    func load() -> [String] {
         // open(2): a new descriptor we own and close below; -1 when missing or unreadable.
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
@@ -59,7 +59,7 @@ public struct HistoryFile: Sendable {
 
     /// Replaces the file with the last `limit` of `entries`, atomically (a new file renamed over the
     /// old), readable by the user only. Failures are ignored: history is a convenience.
-    public func save(_ entries: [String]) {
+    func save(_ entries: [String]) {
         let kept = entries.suffix(limit).filter { !$0.contains("\n") && $0.utf8.count <= Self.maxEntryLength }
         var text = kept.joined(separator: "\n")
         if !text.isEmpty { text += "\n" }

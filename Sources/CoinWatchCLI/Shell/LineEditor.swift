@@ -3,9 +3,9 @@
 /// A pure state machine driven by `Key`s: it knows nothing of terminals, so every editing rule is
 /// tested without one, and `LineEditorView` draws it. Keys follow readline/emacs conventions, which
 /// people's fingers already know from bash.
-public struct LineEditor: Sendable {
+struct LineEditor: Sendable {
     /// What the caller should do after a key.
-    public enum Action: Sendable, Hashable {
+    enum Action: Sendable, Hashable {
         /// Nothing visible changed.
         case none
         /// The line or cursor changed: redraw.
@@ -24,10 +24,10 @@ public struct LineEditor: Sendable {
         case bell
     }
 
-    public private(set) var characters: [Character] = []
+    private(set) var characters: [Character] = []
     /// Position in `characters`, 0...count.
-    public private(set) var cursor = 0
-    public private(set) var history: [String]
+    private(set) var cursor = 0
+    private(set) var history: [String]
     /// Which history entry is shown; `history.count` is the line being typed.
     private var historyIndex: Int
     /// The line being typed, kept while walking the history.
@@ -35,15 +35,15 @@ public struct LineEditor: Sendable {
     /// What the last Ctrl-K/U/W cut, for Ctrl-Y.
     private var cut: [Character] = []
 
-    public init(history: [String] = []) {
+    init(history: [String] = []) {
         self.history = history
         historyIndex = history.count
     }
 
-    public var text: String { String(characters) }
+    var text: String { String(characters) }
 
     /// Starts a new, empty line (history and cut buffer stay).
-    public mutating func startLine() {
+    mutating func startLine() {
         characters = []
         cursor = 0
         draft = []
@@ -51,7 +51,7 @@ public struct LineEditor: Sendable {
     }
 
     /// Adds an entry to the end of the history (not repeating the last one); keeps at most `limit`.
-    public mutating func remember(_ entry: String, limit: Int = HistoryFile.defaultLimit) {
+    mutating func remember(_ entry: String, limit: Int = HistoryFile.defaultLimit) {
         guard !entry.isEmpty, history.last != entry else { return }
         history.append(entry)
         if history.count > limit { history.removeFirst(history.count - limit) }
@@ -59,13 +59,13 @@ public struct LineEditor: Sendable {
     }
 
     /// Replaces `range` of the line (a word being completed) and puts the cursor after the new text.
-    public mutating func replace(_ range: Range<Int>, with replacement: String) {
+    mutating func replace(_ range: Range<Int>, with replacement: String) {
         let clamped = max(0, min(range.lowerBound, characters.count))..<max(0, min(range.upperBound, characters.count))
         characters.replaceSubrange(clamped, with: Array(replacement))
         cursor = clamped.lowerBound + replacement.count
     }
 
-    public mutating func handle(_ key: Key) -> Action {
+    mutating func handle(_ key: Key) -> Action {
         switch key {
         case .character(let character):
             characters.insert(character, at: cursor)
@@ -168,9 +168,9 @@ public struct LineEditor: Sendable {
 }
 
 /// Draws a `LineEditor` on one terminal line, scrolling horizontally when the text is wider than it.
-public enum LineEditorView {
+enum LineEditorView {
     /// The escape text that redraws the prompt and line in place and puts the cursor where it belongs.
-    public static func render(prompt: String, editor: LineEditor, columns: Int) -> String {
+    static func render(prompt: String, editor: LineEditor, columns: Int) -> String {
         let room = max(1, columns - prompt.count - 1)
         let characters = editor.characters
         let start = editor.cursor < room ? 0 : editor.cursor - room + 1

@@ -1,6 +1,7 @@
 import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchModel
+import CoinWatchProto
 import Synchronization
 
 #if canImport(Glibc)

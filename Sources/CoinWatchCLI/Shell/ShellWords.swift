@@ -1,10 +1,10 @@
-public import CoinWatchCommandLine
+import CoinWatchCommandLine
 
 /// Splits a shell line into words the way a POSIX shell would for simple commands: blanks separate
 /// words, '…' quotes literally, "…" quotes with backslash escapes, and a backslash outside quotes
 /// escapes the next character.
-public enum ShellWords {
-    public static func split(_ line: String) throws(UsageError) -> [String] {
+enum ShellWords {
+    static func split(_ line: String) throws(UsageError) -> [String] {
         var words = [String]()
         var current = ""
         var inWord = false

@@ -1,5 +1,5 @@
 /// A key as the line editor and the dashboard see it.
-public enum Key: Sendable, Hashable {
+enum Key: Sendable, Hashable {
     /// A printable character (UTF-8 decoded).
     case character(Character)
     case enter, tab, backspace, delete, escape
@@ -17,16 +17,16 @@ public enum Key: Sendable, Hashable {
 /// Handles the escape sequences of xterm-like terminals in both cursor modes (`ESC [ A` and `ESC O A`),
 /// the `ESC [ n ~` family (Home, End, Delete), and UTF-8 text. Bytes of a sequence may arrive split
 /// over several reads: an incomplete tail is kept until more arrive (or `flush()` gives up on it).
-public struct KeyDecoder: Sendable {
+struct KeyDecoder: Sendable {
     private var pending: [UInt8] = []
 
-    public init() {}
+    init() {}
 
     /// Whether bytes are held back waiting for the rest of a sequence.
-    public var hasPending: Bool { !pending.isEmpty }
+    var hasPending: Bool { !pending.isEmpty }
 
     /// The keys the bytes complete.
-    public mutating func feed(_ bytes: [UInt8]) -> [Key] {
+    mutating func feed(_ bytes: [UInt8]) -> [Key] {
         pending += bytes
         var keys = [Key]()
         var index = 0
@@ -45,7 +45,7 @@ public struct KeyDecoder: Sendable {
     }
 
     /// Gives up waiting for the rest of a sequence: a lone ESC is the Escape key.
-    public mutating func flush() -> [Key] {
+    mutating func flush() -> [Key] {
         defer { pending.removeAll() }
         guard let first = pending.first else { return [] }
         return first == 0x1B && pending.count == 1 ? [.escape] : [.unknown]

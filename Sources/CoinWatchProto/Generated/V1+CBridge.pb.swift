@@ -433,6 +433,7 @@ extension V1.SaveSettingsResponse {
     init(cMessage p: UnsafePointer<Coinwatch__V1__SaveSettingsResponse>) {
         let c = p.pointee
         self.settings = c.settings.map { V1.Settings(cMessage: $0) }
+        self.warnings = cArray(c.warnings, c.n_warnings).map { swiftString($0) }
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -440,6 +441,16 @@ extension V1.SaveSettingsResponse {
         let p = arena.allocate(Coinwatch__V1__SaveSettingsResponse.self)
         coinwatch__v1__save_settings_response__init(p)
         if let settings { p.pointee.settings = settings.cMessage(in: &arena) }
+        if !warnings.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<CChar>?.self, count: warnings.count
+            )
+            for (i, element) in warnings.enumerated() {
+                (array + i).initialize(to: arena.cString(element))
+            }
+            p.pointee.n_warnings = warnings.count
+            p.pointee.warnings = array
+        }
         return p
     }
 }
@@ -690,6 +701,8 @@ extension V1.PriceUpdate {
         self.price = c.price.map { V1.Decimal(cMessage: $0) }
         self.sourceTimeMs = c.source_time_ms
         self.sequence = c.sequence
+        self.snapshot = c.snapshot != 0
+        self.snapshotEnd = c.snapshot_end != 0
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -700,6 +713,8 @@ extension V1.PriceUpdate {
         if let price { p.pointee.price = price.cMessage(in: &arena) }
         p.pointee.source_time_ms = sourceTimeMs
         p.pointee.sequence = sequence
+        p.pointee.snapshot = snapshot ? 1 : 0
+        p.pointee.snapshot_end = snapshotEnd ? 1 : 0
         return p
     }
 }

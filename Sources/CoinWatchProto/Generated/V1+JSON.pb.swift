@@ -482,6 +482,18 @@ extension V1.SaveSettingsResponse: JSONMessage {
                 } catch {
                     throw error.inField("settings")
                 }
+            case "warnings":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "warnings")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.warnings.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.warnings.append(try JSONRead.present(JSONRead.string(element), element)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("warnings")
+                }
             default:
                 guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
             }
@@ -493,6 +505,12 @@ extension V1.SaveSettingsResponse: JSONMessage {
         if let settings {
             writer.key("settings")
             settings.writeJSON(to: &writer)
+        }
+        if !warnings.isEmpty {
+            writer.key("warnings")
+            writer.beginArray()
+            for element in warnings { writer.string(element) }
+            writer.endArray()
         }
         writer.endObject()
     }
@@ -730,6 +748,20 @@ extension V1.PriceUpdate: JSONMessage {
                 } catch {
                     throw error.inField("sequence")
                 }
+            case "snapshot":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "snapshot")
+                    if let value = try JSONRead.bool(member.value) { self.snapshot = value }
+                } catch {
+                    throw error.inField("snapshot")
+                }
+            case "snapshotEnd", "snapshot_end":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "snapshotEnd")
+                    if let value = try JSONRead.bool(member.value) { self.snapshotEnd = value }
+                } catch {
+                    throw error.inField("snapshotEnd")
+                }
             default:
                 guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
             }
@@ -753,6 +785,14 @@ extension V1.PriceUpdate: JSONMessage {
         if sequence != 0 {
             writer.key("sequence")
             writer.quotedNumber(sequence)
+        }
+        if snapshot {
+            writer.key("snapshot")
+            writer.bool(snapshot)
+        }
+        if snapshotEnd {
+            writer.key("snapshotEnd")
+            writer.bool(snapshotEnd)
         }
         writer.endObject()
     }

@@ -74,6 +74,7 @@ enum WireSchemas {
         name: "coinwatch.v1.SaveSettingsResponse",
         fields: [
             .init(number: 1, name: "settings", kind: .message(coinwatch_v1_Settings)),
+            .init(number: 2, name: "warnings", kind: .string),
         ]
     )
 
@@ -117,6 +118,8 @@ enum WireSchemas {
             .init(number: 2, name: "price", kind: .message(coinwatch_v1_Decimal)),
             .init(number: 3, name: "source_time_ms", kind: .varint),
             .init(number: 4, name: "sequence", kind: .varint),
+            .init(number: 7, name: "snapshot", kind: .varint),
+            .init(number: 8, name: "snapshot_end", kind: .varint),
         ]
     )
 

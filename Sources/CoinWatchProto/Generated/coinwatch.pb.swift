@@ -339,14 +339,22 @@ extension V1 {
         /// `nil` when the field is absent from the wire; presence is meaningful.
         public var settings: V1.Settings? = nil
 
+        /// What the save did that is probably not what the caller meant, one
+        /// sentence each; the save itself succeeded. Today: a rule for a symbol the
+        /// server has never priced (a typo such as BTCC, or a symbol no feed
+        /// carries), which cannot fire until a feed or PublishPrices prices it.
+        public var warnings: [String] = []
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
-            settings: V1.Settings? = nil
+            settings: V1.Settings? = nil,
+            warnings: [String] = []
         ) {
             self.settings = settings
+            self.warnings = warnings
         }
     }
 }
@@ -500,6 +508,15 @@ extension V1 {
         /// Position in this stream: 1 for the first message, then +1 each, no gaps.
         public var sequence: UInt64 = 0
 
+        /// Set on the messages of the snapshot a stream starts with: one per followed
+        /// symbol that had a price when the stream started, in symbol order, before
+        /// any live update (a reader that is slow from the start may get a newer
+        /// price in its place). A stream whose symbols had no price yet has none.
+        public var snapshot: Bool = false
+
+        /// Set on the last message of the snapshot: every later message is live.
+        public var snapshotEnd: Bool = false
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
@@ -508,12 +525,16 @@ extension V1 {
             symbol: String = "",
             price: V1.Decimal? = nil,
             sourceTimeMs: Int64 = 0,
-            sequence: UInt64 = 0
+            sequence: UInt64 = 0,
+            snapshot: Bool = false,
+            snapshotEnd: Bool = false
         ) {
             self.symbol = symbol
             self.price = price
             self.sourceTimeMs = sourceTimeMs
             self.sequence = sequence
+            self.snapshot = snapshot
+            self.snapshotEnd = snapshotEnd
         }
     }
 }
@@ -1163,7 +1184,7 @@ extension V1 {
             hasNoSideEffects: false
         )
 
-        /// Streams live prices: a snapshot first, then updates.
+        /// Streams live prices: a snapshot first (marked), then updates.
         public static let streamPrices = WireMethod<V1.StreamPricesRequest, V1.PriceUpdate>(
             path: "coinwatch.v1.CoinWatch/StreamPrices",
             isClientStreaming: false,

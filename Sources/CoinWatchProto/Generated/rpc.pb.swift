@@ -11,8 +11,10 @@
 // cancellation, keepalive, shutdown, limits); this file defines the messages.
 
 extension V1 {
-    /// One unit of the connection protocol. Exactly one kind is set; a frame with
-    /// no kind set is a protocol error.
+    /// One unit of the connection protocol. Exactly one kind is set. A receiver
+    /// ignores a Frame whose kind it does not know (one a later version added),
+    /// except as the first frame, which must be Hello; an empty Frame is zero bytes,
+    /// which the framing refuses.
     public struct Frame: Sendable, Hashable {
         /// Which field of the `kind` oneof (`hello`, `welcome`, `call`, `message`, `end`, `cancel`, `ping`, `pong`,
         /// `go_away`, `error`) is set; `nil` when none is.
@@ -278,7 +280,8 @@ extension V1.Welcome: WireMessage {
 extension V1 {
     /// Starts a call.
     public struct Call: Sendable, Hashable {
-        /// Chosen by the client; unique among the connection's live calls; never 0.
+        /// Chosen by the client; unique among the connection's live calls (reusing a
+        /// live call's id is a connection error); never 0.
         public var callID: UInt64 = 0
 
         /// The fully qualified method, "package.Service/Method".
@@ -288,7 +291,8 @@ extension V1 {
         /// 0 = no deadline.
         public var timeoutMs: UInt64 = 0
 
-        /// Call metadata (lowercase keys); for example a request id.
+        /// Call metadata; keys are lowercase (a key with an uppercase letter ends
+        /// the call INVALID_ARGUMENT). For example "authorization": "Bearer <token>".
         ///
         /// Encoded with entries sorted by the UTF-8 bytes of their keys, so output is deterministic. Keys
         /// compare as Swift strings do (by canonical equivalence), so keys differing only in Unicode
@@ -422,7 +426,8 @@ extension V1.Cancel: WireMessage {
 extension V1 {
     /// A keepalive probe.
     public struct Ping: Sendable, Hashable {
-        /// Opaque bytes (at most 64) the peer echoes back in its Pong.
+        /// Opaque bytes (at most 64; more is a connection error) the peer echoes
+        /// back in its Pong.
         public var payload: [UInt8] = []
 
         /// A message with every field at its default, as an empty encoding decodes.
@@ -472,8 +477,8 @@ extension V1 {
         /// The highest call id the server accepted on this connection.
         public var lastCallID: UInt64 = 0
 
-        /// Why: OK for a graceful shutdown, RESOURCE_EXHAUSTED for abuse (ping
-        /// flood), UNAVAILABLE when the server is stopping.
+        /// Why: UNAVAILABLE when the server is shutting down, OK when the connection
+        /// was idle for Welcome.idle_timeout_ms, RESOURCE_EXHAUSTED for too many pings.
         public var code: V1.Status.Code = .ok
 
         /// A human-readable reason.

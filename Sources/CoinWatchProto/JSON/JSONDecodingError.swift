@@ -1,56 +1,43 @@
+public import CoinWatchCore
+
 /// Why a JSON document did not decode as a message.
 ///
 /// Like `WireDecodingError`, it carries enough to answer a caller precisely (`INVALID_ARGUMENT` naming the type,
 /// the field and the rule) and nothing of the decoder's internals.
-public struct JSONDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct JSONDecodingError: CoinWatchError {
     /// The category of the failure. Extensible: new codes may be added, so switch with a default.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case syntax, tooLarge, tooDeep, wrongType, unknownField, duplicateField, outOfRange, invalidValue
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
         }
 
-        private let value: Value
-
-        private init(_ value: Value) {
-            self.value = value
-        }
+        public var description: String { name }
 
         /// Not JSON (RFC 8259): a stray character, an unterminated string, invalid UTF-8, a lone surrogate.
-        public static let syntax = Self(.syntax)
+        public static let syntax = Code("syntax")
 
         /// The document is longer than the decoder was allowed to accept.
-        public static let tooLarge = Self(.tooLarge)
+        public static let tooLarge = Code("tooLarge")
 
         /// Arrays and objects nest deeper than the decoder allows.
-        public static let tooDeep = Self(.tooDeep)
+        public static let tooDeep = Code("tooDeep")
 
         /// A value of the wrong JSON type for its field (a number where an object belongs, null in a list).
-        public static let wrongType = Self(.wrongType)
+        public static let wrongType = Code("wrongType")
 
         /// A member that names no field of the message (and unknown fields were not to be ignored).
-        public static let unknownField = Self(.unknownField)
+        public static let unknownField = Code("unknownField")
 
         /// The same field twice (under either of its names), or two fields of one oneof.
-        public static let duplicateField = Self(.duplicateField)
+        public static let duplicateField = Code("duplicateField")
 
         /// An integer outside its field's range, or not an integer at all (`1.5`).
-        public static let outOfRange = Self(.outOfRange)
+        public static let outOfRange = Code("outOfRange")
 
         /// A value the field's type cannot hold: bad base64, an unknown enum name, a string holding U+0000.
-        public static let invalidValue = Self(.invalidValue)
-
-        public var description: String {
-            switch value {
-            case .syntax: "syntax"
-            case .tooLarge: "tooLarge"
-            case .tooDeep: "tooDeep"
-            case .wrongType: "wrongType"
-            case .unknownField: "unknownField"
-            case .duplicateField: "duplicateField"
-            case .outOfRange: "outOfRange"
-            case .invalidValue: "invalidValue"
-            }
-        }
+        public static let invalidValue = Code("invalidValue")
     }
 
     /// The category.

@@ -167,7 +167,10 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             }
         case .error(let error):
             close(reason: RPCError(code: RPCError.Code(error.code), message: error.message))
-        case .hello, .call, .cancel, nil:
+        case nil:
+            // A kind a later version of the protocol added: ignored, as docs/PROTOCOL.md says a receiver does.
+            break
+        case .hello, .call, .cancel:
             protocolViolation("the server sent a frame a server may not send")
         }
     }

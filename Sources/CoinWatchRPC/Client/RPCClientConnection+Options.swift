@@ -13,6 +13,9 @@ extension RPCClientConnection {
         public var keepaliveTimeout: Duration = .seconds(10)
         /// Largest frame accepted from the server.
         public var maxFrameBytes = 4 << 20
+        /// TLS (or another transform) for the connection; nil: plaintext. Its handshake counts against
+        /// `connectTimeout`.
+        public var transform: (any ClientTransformFactory)?
 
         public init() {}
     }

@@ -39,6 +39,18 @@ public final class RPCClientConnection: Sendable {
                     continuation.resume(returning: .failure(
                         RPCError(code: .unavailable, message: "cannot connect to \(address): \(error.description(naming: address))")))
                 case .success(let connection):
+                    if let factory = options.transform {
+                        do {
+                            connection.startTransform(
+                                try factory.makeClientTransform(host: host, port: port),
+                                handshakeTimeout: options.connectTimeout)
+                        } catch {
+                            connection.close()
+                            continuation.resume(returning: .failure(
+                                RPCError(code: .unavailable, message: "cannot start TLS to \(address): \(error)")))
+                            return
+                        }
+                    }
                     let handler = ClientConnectionHandler(connection: connection, options: options, address: address)
                     handler.begin { welcome in
                         continuation.resume(returning: welcome.map { ($0, handler) })

@@ -1,10 +1,12 @@
+public import CoinWatchCore
+
 /// The one error type of CoinWatch calls: a status code and a message.
 ///
 /// Handlers throw it, the runtime maps it once to the wire `Status` of the
 /// call's `End` frame, and the client library turns a non-OK `End` back into
 /// the same value, so a caller in Swift sees exactly what a caller in any other
 /// language sees on the wire.
-public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct RPCError: CoinWatchError {
     /// What kind of failure, with gRPC's meaning and numbering.
     public var code: Code
     /// What went wrong, for a person: names the field, the limit or the state.
@@ -21,7 +23,7 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
 extension RPCError {
     /// gRPC's status codes. An extensible struct rather than a closed enum so a
     /// peer's unknown code survives decoding (it reads as its number).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    public struct Code: ErrorCode {
         public let rawValue: Int32
 
         public init(rawValue: Int32) {
@@ -53,9 +55,11 @@ extension RPCError {
         ]
 
         /// The wire name, `INVALID_ARGUMENT`; `CODE_42` for a number outside gRPC's list.
-        public var description: String {
+        public var name: String {
             Self.names.indices.contains(Int(rawValue)) ? Self.names[Int(rawValue)] : "CODE_\(rawValue)"
         }
+
+        public var description: String { name }
 
         /// Parses a wire name (`not_found` or `NOT_FOUND`).
         public init?(name: String) {

@@ -25,7 +25,9 @@ extension Connection {
             case .bytes(let count):
                 if deliveringInput {
                     let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)
-                    if let streamDelegate {
+                    if transform != nil {
+                        receiveEncoded(bytes, UnsafeRawBufferPointer(start: nil, count: 0))
+                    } else if let streamDelegate {
                         streamDelegate.bytesReceived(bytes, on: self)
                     } else {
                         deliver(bytes)
@@ -42,7 +44,7 @@ extension Connection {
     }
 
     /// Hands every complete frame in `bytes` to the delegate.
-    private func deliver(_ bytes: UnsafeRawBufferPointer) {
+    func deliver(_ bytes: UnsafeRawBufferPointer) {
         var input = bytes
         isDelivering = true
         defer {
@@ -71,6 +73,15 @@ extension Connection {
     private func decodingFailed(_ error: FrameError, remaining: UnsafeRawBufferPointer) {
         deliveringInput = false
         delegate?.frameDecodingFailed(error, on: self)
+        if transformState?.replayPending == true {
+            // The delegate started a transform (a TLS handshake was recognised): everything read so far is
+            // the transform's, and what it decodes starts a new frame stream.
+            transformState?.replayPending = false
+            deliveringInput = state == .open
+            decoder = FrameDecoder(maxFrameBytes: options.maxFrameBytes)
+            error.prefix.withUnsafeBytes { receiveEncoded($0, remaining) }
+            return
+        }
         if streamDelegate != nil {
             // Recognised as another protocol: only a prefix can fail this way, so the bytes read so far
             // are the four prefix bytes (some possibly from earlier reads) followed by the rest of this read.
@@ -121,6 +132,7 @@ extension Connection {
         updateInterest()
         switch state {
         case .open:
+            if transform != nil, !transformInputReachedEnd() { return }
             deliveringInput = false
             eventDelegate?.inputEnded(on: self)
         case .closing:

@@ -84,7 +84,7 @@ extension Connection {
             inFlushQueue = true
             eventLoop.flushQueue.append(self)
         }
-        if isWritable && output.queuedBytes > options.highWatermark {
+        if isWritable && queuedBytes > options.highWatermark {
             isWritable = false
             eventDelegate?.writabilityChanged(false, on: self)
         }
@@ -95,7 +95,12 @@ extension Connection {
     /// Called by the loop at the end of the iteration in which output was queued.
     func flushFromLoop() {
         inFlushQueue = false
-        guard state == .open || state == .closing, !output.isEmpty else { return }
+        guard state == .open || state == .closing else { return }
+        if transform != nil {
+            flushTransformed()
+            return
+        }
+        guard !output.isEmpty else { return }
         if writeBlocked {
             // The kernel buffer was full when last tried; wait for EPOLLOUT rather than spend a
             // syscall on EAGAIN, but move this iteration's bytes out of the arena.
@@ -107,21 +112,13 @@ extension Connection {
 
     /// Writes as much queued output as the socket takes, in batches of up to IOV_MAX buffers.
     func writeOut() {
-        let vectors = eventLoop.ioVectors
-        while !output.isEmpty {
-            let batch = output.fillVectors(vectors, arena: eventLoop.arena.baseAddress)
-            let written: Int?
-            eventLoop.stats.writes &+= 1
-            do {
-                written = try Sys.sendv(fd, vectors, count: batch.count)
-            } catch {
-                finishClose(error: error)
-                return
-            }
-            guard let written else { break }
-            output.consume(written)
-            // A short write means the socket buffer is full: skip the EAGAIN round trip.
-            if written < batch.bytes { break }
+        if transform != nil {
+            writeOutTransformed()
+            return
+        }
+        if let error = send(&output) {
+            finishClose(error: error)
+            return
         }
         if output.isEmpty {
             if writeBlocked {
@@ -143,5 +140,27 @@ extension Connection {
         if state == .closing && output.isEmpty {
             beginLingering()
         }
+    }
+
+    /// Sends `queue` as far as the socket takes it, in batches of up to IOV_MAX buffers; returns the error
+    /// that ended the connection (the caller closes it, once `queue` is no longer borrowed).
+    @inline(__always)
+    func send(_ queue: inout OutboundQueue) -> IOError? {
+        let vectors = eventLoop.ioVectors
+        while !queue.isEmpty {
+            let batch = queue.fillVectors(vectors, arena: eventLoop.arena.baseAddress)
+            let written: Int?
+            eventLoop.stats.writes &+= 1
+            do {
+                written = try Sys.sendv(fd, vectors, count: batch.count)
+            } catch {
+                return error
+            }
+            guard let written else { break }
+            queue.consume(written)
+            // A short write means the socket buffer is full: skip the EAGAIN round trip.
+            if written < batch.bytes { break }
+        }
+        return nil
     }
 }

@@ -60,6 +60,13 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var streamDelegate: (any ByteStreamDelegate)?
     var options = ConnectionOptions()
     var closeTimer: TimerHandle?
+    /// The transform (TLS) between the socket and the protocol, if one was started.
+    public internal(set) var transform: (any ConnectionTransform)?
+    /// What else a transform needs: its encoded output, handshake timer and progress; nil without one, so a
+    /// plain connection carries one pointer for it.
+    var transformState: TransformState?
+    /// The error to report when a close that began for a reason (a transform failure) finishes.
+    var closeReason: IOError?
 
     /// False while queued output is above the high watermark (until it drains to the low one).
     public internal(set) var isWritable = true
@@ -108,7 +115,9 @@ public final class Connection: IOHandler, @unchecked Sendable {
             registration = try eventLoop.register(fd, interest: .read, handler: self)
         } catch {
             finishClose(error: error)
+            return
         }
+        if transform != nil { beginTransform() }
     }
 
     /// True between `start` and the beginning of a close.
@@ -117,8 +126,9 @@ public final class Connection: IOHandler, @unchecked Sendable {
     /// True once the connection is closed and its descriptor released.
     public var isClosed: Bool { state == .closed }
 
-    /// Output queued and not yet accepted by the kernel.
-    public var queuedBytes: Int { output.queuedBytes }
+    /// Output queued and not yet accepted by the kernel (with a transform: plain output not yet encoded plus
+    /// encoded output not yet sent).
+    public var queuedBytes: Int { output.queuedBytes + (transformState?.encoded.queuedBytes ?? 0) }
 
     /// "host:port" of the peer, or nil if unknown or closed.
     public func peerAddress() -> String? {
@@ -163,7 +173,10 @@ public final class Connection: IOHandler, @unchecked Sendable {
                 self.finishClose(error: IOError(errno: Sys.ETIMEDOUT_, function: "close(afterFlush:)",
                                                 detail: "peer did not finish within \(timeout)"))
             }
-            if output.isEmpty {
+            if transform != nil {
+                // The flush sends what is queued, then the transform's goodbye, then comes to beginLingering.
+                transformCloseRequested()
+            } else if output.isEmpty {
                 beginLingering()
             }
         case .closing, .closed:
@@ -174,6 +187,9 @@ public final class Connection: IOHandler, @unchecked Sendable {
     /// All output is written: send FIN, then wait for the peer's end of file.
     func beginLingering() {
         guard state == .closing, !outputShutDown else { return }
+        // A transform says goodbye in its own protocol first (TLS close_notify); the flush that sends it
+        // comes back here.
+        if transform != nil, transformSaysGoodbye() { return }
         outputShutDown = true
         Sys.shutdownOutput(fd)
         if !readingInput {
@@ -203,10 +219,12 @@ public final class Connection: IOHandler, @unchecked Sendable {
             eventLoop.cancelTimer(closeTimer)
             self.closeTimer = nil
         }
+        if transformState != nil { endTransform() }
         let events = eventDelegate
         delegate = nil
         streamDelegate = nil
-        events?.connectionClosed(self, error: error)
+        // A close that began for a reason (a transform failure) reports that reason, not how the close ended.
+        events?.connectionClosed(self, error: closeReason ?? error)
     }
 
     /// Whichever delegate is set, for the events both kinds hear.
@@ -265,7 +283,7 @@ public final class Connection: IOHandler, @unchecked Sendable {
         } else if readingInput && !inputPaused {
             // Read to the end of file first: data may precede the hang-up.
             readable()
-        } else if !output.isEmpty {
+        } else if !output.isEmpty || !(transformState?.encoded.isEmpty ?? true) {
             // The write fails with EPIPE/ECONNRESET and closes with that error.
             writeOut()
         } else {

@@ -15,6 +15,11 @@ public protocol ConnectionEventDelegate: AnyObject {
     /// The connection is closed and its descriptor released; reported exactly once. `error` is nil
     /// for an orderly close (local request, or the peer's end of file).
     func connectionClosed(_ connection: Connection, error: IOError?)
+
+    /// The connection's transform (TLS) finished its handshake; `applicationProtocol` is what it negotiated
+    /// (ALPN), a hint to the protocol that follows. Called before any decoded input is delivered, so a
+    /// delegate may still switch to byte-stream mode here.
+    func transformEstablished(applicationProtocol: String?, on connection: Connection)
 }
 
 extension ConnectionEventDelegate {
@@ -25,6 +30,8 @@ extension ConnectionEventDelegate {
     }
 
     public func connectionClosed(_ connection: Connection, error: IOError?) {}
+
+    public func transformEstablished(applicationProtocol: String?, on connection: Connection) {}
 }
 
 /// The delegate of a connection in frame mode (``Connection/start(delegate:options:)``): input is split

@@ -60,6 +60,9 @@ public final class EventLoop: @unchecked Sendable {
     /// bytes are copied exactly once.
     var arena = ByteArena(minimumCapacity: 16 * 1024, retainedCapacity: 1 << 20)
     let ioVectors = IOVectorScratch()
+    /// Where a connection with a transform (TLS) gathers queued output into one record's worth before encoding
+    /// it: made on first use, so loops without such connections hold none.
+    var transformScratch: UnsafeMutableRawBufferPointer?
     private var runningJobs: [Job] = []
     /// Counters for diagnostics and tests.
     var stats = Statistics()
@@ -84,6 +87,7 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         readBuffer.deallocate()
         arena.deallocate()
+        transformScratch?.deallocate()
     }
 
     // MARK: Thread identity

@@ -1,36 +1,28 @@
+public import CoinWatchCore
+
 /// Why a byte stream could not be split into frames. Decoding cannot resume after one: the
 /// stream position is lost, so the connection must be closed (after an optional error reply).
-public struct FrameError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct FrameError: CoinWatchError {
     /// What went wrong. A struct rather than an enum so new codes are not a breaking change.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case zeroLength
-            case tooLarge
-            case httpRequest
-            case tlsHandshake
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
         }
 
-        private let value: Value
+        public var description: String { name }
 
         /// A length prefix of 0: every frame carries at least its envelope.
-        public static let zeroLength = Code(value: .zeroLength)
+        public static let zeroLength = Code("zeroLength")
         /// A length prefix above the decoder's limit; rejected before anything is allocated.
-        public static let tooLarge = Code(value: .tooLarge)
+        public static let tooLarge = Code("tooLarge")
         /// The first bytes of the connection are an HTTP request line or the HTTP/2 preface
         /// (`GET `, `POST`, `PRI `, …): a browser, curl or gRPC client on the wrong port.
-        public static let httpRequest = Code(value: .httpRequest)
+        public static let httpRequest = Code("httpRequest")
         /// The first bytes of the connection are a TLS handshake record (`0x16 0x03 …`): a client speaking
         /// TLS to a plaintext endpoint, or a TLS listener's connection before its handshake.
-        public static let tlsHandshake = Code(value: .tlsHandshake)
-
-        public var description: String {
-            switch value {
-            case .zeroLength: "zeroLength"
-            case .tooLarge: "tooLarge"
-            case .httpRequest: "httpRequest"
-            case .tlsHandshake: "tlsHandshake"
-            }
-        }
+        public static let tlsHandshake = Code("tlsHandshake")
     }
 
     public let code: Code

@@ -91,6 +91,22 @@ struct OutboundQueue {
         }
     }
 
+    /// Copies the first `buffer.count` queued bytes (or all, if fewer) into `buffer` without consuming them;
+    /// returns how many.
+    func copyPrefix(into buffer: UnsafeMutableRawBufferPointer, arena: UnsafeRawPointer?) -> Int {
+        var copied = 0
+        var index = head
+        while index < segments.count && copied < buffer.count {
+            let segment = segments[index]
+            let base = segment.storage.map { UnsafeRawPointer($0.base) } ?? arena!
+            let length = min(segment.end - segment.start, buffer.count - copied)
+            (buffer.baseAddress! + copied).copyMemory(from: base + segment.start, byteCount: length)
+            copied += length
+            index += 1
+        }
+        return copied
+    }
+
     /// Copies every arena range into one new buffer owned by this queue, so the arena can be reset.
     /// Ranges that become contiguous in the new buffer are merged.
     mutating func spillArena(_ arena: ByteArena) {

@@ -23,6 +23,7 @@ enum Sys {
     static let ENOBUFS_ = ENOBUFS
     static let ENOMEM_ = ENOMEM
     static let EBADF_ = EBADF
+    static let EPROTO_ = EPROTO
 
     /// IOV_MAX: the most buffers one `sendmsg` accepts.
     static let maxIOVectors = Int(CW_SYS_IOV_MAX)

@@ -29,6 +29,10 @@ extension RPCServer {
         public var pingBurst = 20
         /// Sustained pings per second allowed; beyond it the connection gets GoAway.
         public var pingsPerSecond = 1.0
+        /// TLS on this listener: a connection whose first bytes are a TLS handshake record gets a transform from
+        /// here, and its negotiated ALPN steers it like its first bytes would; with `requiresTransform`, a
+        /// connection that starts in plaintext is refused. nil: plaintext only (a TLS handshake is refused).
+        public var tls: (any ServerTransformFactory)?
         /// Names announced in `Welcome`.
         public var serverName = "coinwatchd"
         public var serverVersion = "0.0.0"

@@ -68,18 +68,7 @@ public final class RPCServer: Sendable {
     /// the grace period, then close everything and stop the event loops.
     public func shutdownGracefully() async {
         beginShutdown()
-        let shared = self.shared
-        let grace = configuration.shutdownGracePeriod
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await shared.waitUntilDrained()
-            }
-            group.addTask {
-                try? await Task.sleep(for: grace)
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        await shared.waitUntilDrained(timeout: configuration.shutdownGracePeriod)
         // Whatever is left after the grace period is closed now.
         forceCloseAll()
         await shared.waitUntilDrained(timeout: .seconds(3))
@@ -120,12 +109,15 @@ extension ServerShared {
     /// Returns once no connection is open (or after `timeout`).
     func waitUntilDrained(timeout: Duration? = nil) async {
         if let timeout {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.waitUntilDrained() }
-                group.addTask { try? await Task.sleep(for: timeout) }
-                await group.next()
-                group.cancelAll()
+            // Not a task group: a group returns only when all its tasks have, and the drain wait below is a
+            // continuation that cancelling does not resume, so the timeout would never end the wait. The drain
+            // instead cuts the sleep short; left alone, it ends when the last connection closes.
+            let sleep = Task { try? await Task.sleep(for: timeout) }
+            Task {
+                await self.waitUntilDrained()
+                sleep.cancel()
             }
+            await sleep.value
             return
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,13 +1,16 @@
 extension ServerConnection {
     /// Checks a new call id against the protocol's rules and the connection's limits;
-    /// false after answering the call with the error `End`.
+    /// false after answering the call with the error `End` (or, for the id of a live call,
+    /// failing the connection).
     func admit(id: UInt64) -> Bool {
         guard id != 0 else {
             sendEnd(callID: 0, code: .invalidArgument, message: "call id 0 is reserved")
             return false
         }
         guard calls.isEmpty || calls[id] == nil else {
-            sendEnd(callID: id, code: .invalidArgument, message: "call id \(id) is already in use")
+            // An End for this id would read as the live call's own end, so, as HTTP/2 does for a reused
+            // stream id, the reuse is a connection error.
+            fail(.invalidArgument, "call id \(id) is already in use by a live call")
             return false
         }
         guard state == .ready else {
@@ -28,6 +31,13 @@ extension ServerConnection {
         guard admit(id: id) else { return }
         guard let index else {
             sendEnd(callID: id, code: .unimplemented, message: "unknown method '\(path)'")
+            return
+        }
+        if !metadata.isEmpty, let key = metadata.keys.sorted().first(where: { $0.utf8.contains { (65...90).contains($0) } }) {
+            // Keys are lowercase, as in HTTP/2: a key a server looks up could otherwise be sent in a spelling it
+            // never finds, and the call would fail for a reason the caller cannot see.
+            sendEnd(callID: id, code: .invalidArgument,
+                    message: "metadata key '\(key)' is not lowercase; metadata keys are lowercase ('\(key.lowercased())')")
             return
         }
         highestCallID = max(highestCallID, id)

@@ -6,6 +6,11 @@ extension ServerConnection {
     /// Answers a `Ping` with a `Pong`, within the ping budget (a token bucket of `pingBurst`
     /// refilled at `pingsPerSecond`); a flood gets `GoAway` and the connection closes.
     func answerPing(_ ping: V1.Ping) {
+        guard ping.payload.count <= RPCProtocol.maxPingPayload else {
+            fail(.invalidArgument,
+                 "Ping payload of \(ping.payload.count) bytes exceeds the limit of \(RPCProtocol.maxPingPayload) bytes")
+            return
+        }
         let now = MonotonicClock.nanoseconds()
         let elapsed = Double(now - pingRefillNanos) / 1e9
         pingRefillNanos = now
@@ -19,7 +24,7 @@ extension ServerConnection {
             return
         }
         pingTokens -= 1
-        send(.pong(V1.Pong(payload: Array(ping.payload.prefix(RPCProtocol.maxPingPayload)))))
+        send(.pong(V1.Pong(payload: ping.payload)))
     }
 
     /// Arms the idle timer for when `idleTimeout` will have passed since the last frame; a connection
@@ -33,7 +38,9 @@ extension ServerConnection {
             guard self.state == .ready || self.state == .draining else { return }
             if MonotonicClock.nanoseconds() - self.lastFrameNanos >= timeoutNanos {
                 self.shared.logger.debug("closing idle connection", ["peer": self.peer])
-                self.sendGoAway(code: .unavailable, reason: "idle for \(self.configuration.idleTimeout)")
+                // OK: nothing went wrong, the connection was unused (shutdown says UNAVAILABLE, a ping flood
+                // RESOURCE_EXHAUSTED), so a client reconnects when it next needs to.
+                self.sendGoAway(code: .ok, reason: "idle for \(self.configuration.idleTimeout.inMilliseconds) ms")
                 self.terminateCalls(sendEnd: true, reason: RPCError(code: .unavailable, message: "the connection was idle"))
                 self.state = .closed
                 self.connection.close(afterFlush: .seconds(2))

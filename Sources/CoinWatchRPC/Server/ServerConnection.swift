@@ -66,7 +66,7 @@ final class ServerConnection: ConnectionDelegate {
         // give this object a side table (slow reference counting on every call).
         handshakeTimer = eventLoop.scheduleTimer(after: configuration.handshakeTimeout) { [unowned self] in
             guard self.state == .awaitingHello else { return }
-            self.fail(.deadlineExceeded, "no Hello within \(self.configuration.handshakeTimeout)")
+            self.fail(.deadlineExceeded, "no Hello within \(self.configuration.handshakeTimeout.inMilliseconds) ms")
         }
     }
 
@@ -96,10 +96,21 @@ final class ServerConnection: ConnectionDelegate {
             return
         }
         guard let kind = frame.kind else {
-            fail(.invalidArgument, "frame has no kind set")
+            // A valid Frame with none of this version's kinds carries a kind a later version added (an empty
+            // Frame is zero bytes, the zero-length error). Ignored, so new kinds never break old servers; only
+            // the first frame must be one this server knows, a Hello.
+            if state == .awaitingHello {
+                fail(.failedPrecondition, "the first frame must be Hello, got a frame of a kind this server does not know")
+            } else {
+                shared.logger.debug("ignored a frame of an unknown kind", ["peer": peer])
+            }
             return
         }
         if state == .awaitingHello {
+            if refusesPlaintext {
+                fail(.failedPrecondition, "this listener accepts TLS connections only")
+                return
+            }
             handshake(kind)
             return
         }
@@ -126,12 +137,13 @@ final class ServerConnection: ConnectionDelegate {
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        if error.code == .tlsHandshake, let tls = configuration.tls, connection.transform == nil {
+            startTLS(tls)
+            return
+        }
         shared.counters.rejectedConnections.add(1, ordering: .relaxed)
         if error.code == .httpRequest {
-            shared.logger.debug("HTTP request on the RPC port", ["peer": peer])
-            connection.enqueue(Array(Self.httpReply.utf8))
-            terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "connection closed"))
-            state = .closed
+            answerHTTP()
             return
         }
         let code: RPCError.Code = error.code == .tooLarge ? .resourceExhausted : .invalidArgument
@@ -154,7 +166,7 @@ final class ServerConnection: ConnectionDelegate {
                 self.slowConsumerTimer = nil
                 guard !self.connection.isWritable, self.state != .closed else { return }
                 let message = "outbound queue stayed above \(self.configuration.highWatermark) bytes for "
-                    + "\(self.configuration.slowConsumerTimeout); the client is not reading"
+                    + "\(self.configuration.slowConsumerTimeout.inMilliseconds) ms; the client is not reading"
                 self.shared.logger.notice("closing slow consumer", ["peer": self.peer, "queued": "\(self.connection.queuedBytes)"])
                 self.fail(.resourceExhausted, message, flush: false)
             }

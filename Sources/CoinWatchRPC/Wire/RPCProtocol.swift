@@ -2,6 +2,6 @@
 public enum RPCProtocol {
     /// The protocol version this code speaks, sent in `Hello` and `Welcome`.
     public static let version: UInt32 = 1
-    /// The most payload bytes a `Ping` may carry; longer payloads are cut.
+    /// The most payload bytes a `Ping` may carry; a longer one is a connection error.
     public static let maxPingPayload = 64
 }

@@ -56,6 +56,7 @@ extension LoopPriceFanout {
         swap(&slots, &subscriber.slots)
         swap(&dirty, &subscriber.dirtySlots)
         var sequence = subscriber.sequence
+        var snapshotRemaining = subscriber.snapshotRemaining
         let onlyChanges = subscriber.onlyChanges
         let checkMask = Self.writabilityCheckInterval - 1
         var sent = 0
@@ -76,7 +77,13 @@ extension LoopPriceFanout {
                         slots[index].lastSent = price
                     }
                     sequence += 1
-                    let count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)
+                    let count: Int
+                    if snapshotRemaining > 0 {
+                        snapshotRemaining -= 1
+                        count = PriceUpdateEncoding.writeSnapshotSuffix(sequence, isLast: snapshotRemaining == 0, into: suffix)
+                    } else {
+                        count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)
+                    }
                     entry.payload(price).withUnsafeBytes { payload in
                         batch.send(payload: payload, suffix: UnsafeRawBufferPointer(rebasing: suffix[..<count]))
                     }
@@ -92,6 +99,7 @@ extension LoopPriceFanout {
         swap(&slots, &subscriber.slots)
         swap(&dirty, &subscriber.dirtySlots)
         subscriber.sequence = sequence
+        subscriber.snapshotRemaining = snapshotRemaining
         deliveredUpdates &+= sent
         if sent > 0 && subscriber.intervalNanos > 0 {
             subscriber.nextSendNanos = now + subscriber.intervalNanos

@@ -146,10 +146,13 @@ final class LoopPriceFanout: @unchecked Sendable {
         }
         subscriber.subscriberIndex = subscribers.count
         subscribers.append(subscriber)
-        // Snapshot first: every followed symbol with a price is dirty now, in symbol order.
+        // Snapshot first: every followed symbol with a price is dirty now, in symbol order. Until they are sent,
+        // later ticks for these symbols conflate into them and other symbols' queue behind them (a stream with
+        // dirty slots takes no tick as it comes), so they are the stream's first messages.
         for index in subscriber.slots.indices where subscriber.slots[index].symbol.price != nil {
             _ = subscriber.markDirty(index)
         }
+        subscriber.snapshotRemaining = subscriber.dirtySlots.count
         stream.onTerminate { [self] _ in remove(subscriber) }
         flush(subscriber)
     }

@@ -37,6 +37,10 @@ final class PriceSubscriber {
     var pending: [PendingTick] = []
     /// The last sequence number sent; the next message carries `sequence + 1`.
     var sequence: UInt64 = 0
+    /// Snapshot messages not yet sent. The snapshot's slots are the first dirty ones and each is sent once before
+    /// any other (see `LoopPriceFanout.subscribe`), so the next this many messages carry `snapshot`, the last of
+    /// them `snapshot_end`.
+    var snapshotRemaining = 0
 
     /// Position in the fan-out's `subscribers` and `wildcards` arrays (-1 when not there).
     var subscriberIndex = -1

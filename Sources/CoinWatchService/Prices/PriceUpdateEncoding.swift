@@ -11,8 +11,11 @@ import CoinWatchRPC
 enum PriceUpdateEncoding {
     /// `PriceUpdate.sequence` is field 4, varint: tag `4 << 3 | 0`.
     static let sequenceTag: UInt8 = 0x20
-    /// Tag byte plus the longest varint.
-    static let maxSuffixBytes = 11
+    /// `PriceUpdate.snapshot` (field 7) and `snapshot_end` (field 8), bool varints.
+    static let snapshotTag: UInt8 = 0x38
+    static let snapshotEndTag: UInt8 = 0x40
+    /// Tag byte plus the longest varint, then the two snapshot flags.
+    static let maxSuffixBytes = 15
 
     /// Fields 1–3 of a `PriceUpdate`; `sequence` (field 4) is left to the suffix.
     static func payload(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> SharedBytes {
@@ -84,5 +87,20 @@ enum PriceUpdateEncoding {
         var cursor = start + 1
         Varint.write(sequence, to: &cursor)
         return cursor - start
+    }
+
+    /// Writes `sequence`, then `snapshot: true` and, for the snapshot's last message, `snapshot_end: true`, into
+    /// `buffer` (at least `maxSuffixBytes` long); returns the bytes written.
+    static func writeSnapshotSuffix(_ sequence: UInt64, isLast: Bool, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var count = writeSequence(sequence, into: buffer)
+        buffer[count] = snapshotTag
+        buffer[count + 1] = 1
+        count += 2
+        if isLast {
+            buffer[count] = snapshotEndTag
+            buffer[count + 1] = 1
+            count += 2
+        }
+        return count
     }
 }

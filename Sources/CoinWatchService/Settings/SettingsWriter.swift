@@ -329,9 +329,8 @@ extension RPCError {
     /// may not have left the batch in LevelDB's log; `RESOURCE_EXHAUSTED` when the disk is full, which retrying
     /// soon will not fix.
     init(storeWriteFailure error: StoreError) {
-        let diskFull = ["No space left on device", "Disk quota exceeded"].contains { error.message.contains($0) }
         self.init(
-            code: diskFull ? .resourceExhausted : .unavailable,
+            code: error.isDiskFull ? .resourceExhausted : .unavailable,
             message: "store write failed: \(error.message)"
         )
     }

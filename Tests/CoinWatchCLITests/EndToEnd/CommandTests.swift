@@ -50,6 +50,21 @@ struct CommandTests {
         #expect(result.stdout == "device 'phone-1' had no settings\n")
     }
 
+    @Test("a rule for a symbol the server has never priced is stored, with a warning on stderr")
+    func unpricedSymbolWarning() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        try await publish(["BTC", "65000"], to: server)
+        let typo = try await CLIProcess.run(["settings", "set", "phone-3", "BTCC", "--above", "70000"], server: server.address)
+        #expect(typo.status == 0, "\(typo.stderr)")
+        #expect(typo.stdout.contains("BTCC        -  70000"))
+        #expect(typo.stderr == "warning: no price has been seen for BTCC on this server; its rule cannot fire until a feed "
+            + "or PublishPrices prices it\n")
+        let known = try await CLIProcess.run(["settings", "set", "phone-3", "BTC", "--above", "70000"], server: server.address)
+        #expect(known.status == 0)
+        #expect(known.stderr.isEmpty)
+    }
+
     @Test("settings --json: stable field names, decimals as strings, off sides null")
     func settingsJSON() async throws {
         let server = try await ServerProcess.start()

@@ -97,7 +97,7 @@ struct DispatcherTests {
     func publishPairs() throws {
         let ticks = try PricesCommand.readTicks(["btc", "64250.5", "ETH", "3120.25"])
         #expect(ticks.map(\.symbol) == ["BTC", "ETH"])
-        #expect(ticks.map { DecimalText.text($0.price) } == ["64250.5", "3120.25"])
+        #expect(ticks.map { DecimalDisplay.text($0.price) } == ["64250.5", "3120.25"])
         #expect(throws: UsageError("missing PRICE after 'ETH'")) { try PricesCommand.readTicks(["BTC", "1", "ETH"]) }
         #expect(throws: UsageError("missing SYMBOL PRICE")) { try PricesCommand.readTicks([]) }
     }

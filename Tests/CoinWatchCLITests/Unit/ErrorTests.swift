@@ -18,6 +18,16 @@ struct ErrorTests {
         #expect(CLIError.stopped(by: SIGTERM).code.exitStatus == 143)
     }
 
+    @Test("codes name their kind; a signal's code carries the signal")
+    func codes() {
+        #expect(CLIError.Code.rpc.name == "rpc")
+        #expect(CLIError.Code.usage.description == "usage")
+        #expect(CLIError.Code.interrupted == .signal(SIGINT))
+        #expect(CLIError.Code.signal(SIGTERM).name == "signal \(SIGTERM)")
+        #expect(CLIError.Code.signal(SIGHUP).signal == SIGHUP)
+        #expect(CLIError.Code.unreachable.signal == nil)
+    }
+
     @Test("RPC errors read CODE: message")
     func rpcMessage() {
         let error = CLIError(RPCError(code: .notFound, message: "no settings for device 'x'"))
@@ -89,7 +99,7 @@ struct ErrorTests {
             "BTC": V1.AlertRule(below: V1.Decimal(mantissa: 60000, scale: 0), above: V1.Decimal(mantissa: 700005, scale: 1)),
             "NOPE": V1.AlertRule(above: V1.Decimal(mantissa: 1, scale: 0)),
         ])
-        let prices = [V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 6425055, scale: 2))]
+        let prices = [V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 6_425_055, scale: 2))]
         #expect(Presenter.alertsWaitingText(device: "phone-1", rules: .success((settings, prices)), inShell: false) == """
             waiting for alerts of device phone-1 (Ctrl-C stops); its rules:
               SYMBOL  BELOW    ABOVE       NOW

@@ -51,9 +51,9 @@ struct OutputTests {
 
     @Test("a decimal with an impossible scale is shown as such, not reinterpreted")
     func invalidDecimal() {
-        #expect(DecimalText.text(V1.Decimal(mantissa: 5, scale: 40)) == "invalid(5,40)")
-        #expect(DecimalText.text(nil) == nil)
-        #expect(DecimalText.json(V1.Decimal(mantissa: -1, scale: 3)) == "\"-0.001\"")
+        #expect(DecimalDisplay.text(V1.Decimal(mantissa: 5, scale: 40)) == "invalid(5,40)")
+        #expect(DecimalDisplay.text(nil) == nil)
+        #expect(DecimalDisplay.json(V1.Decimal(mantissa: -1, scale: 3)) == "\"-0.001\"")
     }
 
     @Test("stream lines: one per update, JSON with stable names")

@@ -100,6 +100,9 @@ extension V1.SaveSettingsResponse: RandomMessage {
         m.settings = g.optional(filled: filled) { g, filled in
             V1.Settings.random(using: &g, filled: filled, depth: depth + 1)
         }
+        m.warnings = g.array(filled: filled) { g, filled in
+            g.string(filled: filled)
+        }
         return m
     }
 }
@@ -167,6 +170,8 @@ extension V1.PriceUpdate: RandomMessage {
         }
         m.sourceTimeMs = g.integer(filled: filled)
         m.sequence = g.integer(filled: filled)
+        m.snapshot = g.bool(filled: filled)
+        m.snapshotEnd = g.bool(filled: filled)
         return m
     }
 }

@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 
 /// Collects raw input and echoes it back, for connections in byte-stream mode.

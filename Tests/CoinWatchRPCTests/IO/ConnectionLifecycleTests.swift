@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 
 @Suite("Connection lifecycle")

@@ -139,65 +139,6 @@ func connectStarted(host: String = "127.0.0.1", port: Int, on loop: EventLoop,
     return connection
 }
 
-/// A plain blocking IPv4 socket, for talking to the server as a non-framing client would.
-final class RawClient {
-    private var fd: Int32
-
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw IOError(errno: errno, function: "socket") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard rc == 0 else {
-            let error = IOError(errno: errno, function: "connect")
-            Glibc.close(fd)
-            throw error
-        }
-    }
-
-    deinit {
-        close()
-    }
-
-    func close() {
-        if fd >= 0 { Glibc.close(fd) }
-        fd = -1
-    }
-
-    func send(_ bytes: [UInt8]) {
-        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        precondition(sent == bytes.count, "short blocking send")
-    }
-
-    /// Reads what is available (blocking for the first byte, up to the 10 s receive timeout).
-    func readSome() -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        return n > 0 ? Array(buffer[..<n]) : []
-    }
-
-    /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
-    func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while result.count < limit {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            result += buffer[..<n]
-        }
-        return result
-    }
-}
-
 /// Resident set size of this process, from /proc/self/statm.
 func residentBytes() -> Int {
     guard let file = fopen("/proc/self/statm", "r") else { return 0 }

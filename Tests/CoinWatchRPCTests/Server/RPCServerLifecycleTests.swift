@@ -1,4 +1,5 @@
 import CoinWatchProto
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchRPC
@@ -36,7 +37,23 @@ struct RPCServerLifecycleTests {
         await shutdown.value
         #expect(running.server.stats.openConnections == 0)
         // Nothing listens any more.
-        #expect(throws: IOError.self) { _ = try RawClient(port: running.port) }
+        #expect(throws: RawClientError.self) { _ = try RawClient(port: running.port) }
+        await group.shutdownGracefully()
+    }
+
+    @Test("a unary call still running when the grace period ends is ended UNAVAILABLE, and the shutdown returns")
+    func gracePeriodEndsUnfinishedCalls() async throws {
+        let running = try RunningServer { $0.shutdownGracePeriod = .milliseconds(200) }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        // "slow" never answers: only the end of the grace period can end it.
+        let inFlight = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        await running.server.shutdownGracefully()
+        let error = await #expect(throws: RPCError.self) { try await inFlight.value }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message == "the server shut down before the call finished")
+        #expect(running.server.stats.openConnections == 0)
         await group.shutdownGracefully()
     }
 

@@ -28,6 +28,38 @@ struct PriceHubStreamTests {
         #expect(F.exact(updates[2].price) == F.price("64251"))
         #expect(updates[0].sourceTimeMs == 1_700_000_000_000)
         #expect(!updates.contains { $0.symbol == "SOL" })
+        // The snapshot is marked, and its last message says where it ends.
+        #expect(updates.map(\.snapshot) == [true, true, false])
+        #expect(updates.map(\.snapshotEnd) == [false, true, false])
+        await harness.shutdown()
+    }
+
+    @Test func aStreamWhoseSymbolsHaveNoPriceHasNoSnapshotAndANeverSeenSymbolComesWhenPriced() async throws {
+        let harness = try HubHarness()
+        harness.hub.publish([F.tick("BTC", "64250.5")])
+        let client = try await harness.connect()
+        let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["NEWCOIN"]))
+        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        harness.hub.publish([F.tick("NEWCOIN", "1.5")])
+        #expect(await F.eventually { recorder.updates.count >= 1 })
+        let first = recorder.updates[0]
+        #expect(first.symbol == "NEWCOIN" && first.sequence == 1)
+        #expect(!first.snapshot && !first.snapshotEnd, "the first message is live")
+        await harness.shutdown()
+    }
+
+    @Test func republishingAnUnchangedPriceIsAnUpdateUnlessOnlyChanges() async throws {
+        let harness = try HubHarness()
+        harness.hub.publish([F.tick("BTC", "100")])
+        let client = try await harness.connect()
+        let every = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
+        let changes = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], onlyChanges: true))
+        #expect(await F.eventually { every.updates.count == 1 && changes.updates.count == 1 })
+        harness.hub.publish([F.tick("BTC", "100")])
+        harness.hub.publish([F.tick("BTC", "101")])
+        #expect(await F.eventually { every.updates.count == 3 && changes.updates.count == 2 })
+        #expect(every.updates.compactMap { F.exact($0.price) } == ["100", "100", "101"].map(F.price))
+        #expect(changes.updates.compactMap { F.exact($0.price) } == ["100", "101"].map(F.price))
         await harness.shutdown()
     }
 

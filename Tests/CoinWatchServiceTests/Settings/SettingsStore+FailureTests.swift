@@ -46,7 +46,7 @@ struct SettingsStoreFailureTests {
             let committed = try await store.save(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")]))
 
             let diskFull = "write \(path): IO error: \(path)/000003.log: No space left on device"
-            sink.failure.withLock { $0 = StoreError(code: .ioError, message: diskFull) }
+            sink.failure.withLock { $0 = StoreError(code: .ioError, message: diskFull, isDiskFull: true) }
             let log = CompletionLog<String>()
             store.pauseWriter()
             log.expectOne()

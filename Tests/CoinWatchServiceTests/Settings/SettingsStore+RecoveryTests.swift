@@ -22,7 +22,8 @@ struct SettingsStoreRecoveryTests {
                 let first = try await store.save(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")]))
                 #expect(first.version == 1)
 
-                database.stopWrites(StoreError(code: .ioError, message: "write: IO error: No space left on device"))
+                database.stopWrites(
+                    StoreError(code: .ioError, message: "write: IO error: No space left on device", isDiskFull: true))
                 #expect(database.writesStopped)
                 #expect(store.settings(for: try device("phone-1"))?.version == 1)
 

@@ -69,6 +69,24 @@ struct SettingsStoreVersionTests {
         }
     }
 
+    /// docs/PROTOCOL.md: a delete forgets the device, so versions start again at 1 and a version read before the
+    /// delete can match settings made after it; `expected_version: 0` creates only a device that does not exist.
+    @Test("after a delete the device is new: version 0, then 1 again, and an old version can match again")
+    func versionsAfterDeleteAndRecreate() async throws {
+        try await withStore { store, _, _ in
+            _ = try await store.save(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")]))
+            #expect(try await store.delete(.init(deviceID: "phone-1")) == true)
+            let recreated = try await store.save(
+                .init(deviceID: "phone-1", setRules: ["ETH": rule(below: "2")], precondition: .expectedVersion(0)))
+            #expect(recreated.version == 1)
+            // A client that read version 1 before the delete passes the check against the new settings.
+            let stale = try await store.save(
+                .init(deviceID: "phone-1", setRules: ["SOL": rule(below: "3")], precondition: .expectedVersion(1)))
+            #expect(stale.version == 2)
+            #expect(stale.rules.keys.sorted() == ["ETH", "SOL"])
+        }
+    }
+
     @Test("read-modify-write from several threads: one winner per version, nothing lost")
     func concurrentOptimisticSaves() async throws {
         let threads = 4

@@ -25,9 +25,9 @@ struct DigestTests {
     }
 
     @Test("SHA-256 of a megabyte matches the openssl command")
-    func largeInputAgainstOpenSSL() throws {
+    func largeInputAgainstOpenSSL() async throws {
         let data = (0..<1_048_576).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
-        let result = try OpenSSLCommand.succeed(["dgst", "-sha256", "-r"], input: data)
+        let result = try await OpenSSLCommand.succeed(["dgst", "-sha256", "-r"], input: data)
         #expect(result.output.hasPrefix(hex(SHA256.hash(data)) + " "))
     }
 
@@ -52,10 +52,10 @@ struct DigestTests {
     }
 
     @Test("an empty key and an empty message are valid inputs, as the openssl command agrees")
-    func emptyInputs() throws {
+    func emptyInputs() async throws {
         let code = HMACSHA256.authenticationCode(key: [UInt8](), message: [UInt8]())
         #expect(hex(code) == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
-        let result = try OpenSSLCommand.succeed(["dgst", "-sha256", "-hmac", "key", "-r"], input: Array("msg".utf8))
+        let result = try await OpenSSLCommand.succeed(["dgst", "-sha256", "-hmac", "key", "-r"], input: Array("msg".utf8))
         #expect(result.output.hasPrefix(hex(HMACSHA256.authenticationCode(key: "key".utf8, message: "msg".utf8))))
     }
 

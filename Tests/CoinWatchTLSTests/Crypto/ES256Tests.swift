@@ -105,15 +105,15 @@ struct ES256Tests {
     }
 
     @Test("a .p8 file made by openssl signs what openssl verifies, and the reverse")
-    func againstOpenSSL() throws {
+    func againstOpenSSL() async throws {
         let directory = try TemporaryDirectory(prefix: "es256")
         let keyPath = directory.appending("AuthKey_TEST.p8").path
         let publicPath = directory.appending("public.pem").path
         let messagePath = directory.appending("message").path
         let signaturePath = directory.appending("signature.der").path
         // PKCS#8 P-256, Apple's AuthKey format.
-        try OpenSSLCommand.succeed(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath])
-        try OpenSSLCommand.succeed(["pkey", "-in", keyPath, "-pubout", "-out", publicPath])
+        try await OpenSSLCommand.succeed(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath])
+        try await OpenSSLCommand.succeed(["pkey", "-in", keyPath, "-pubout", "-out", publicPath])
         let message = Array("{\"iss\":\"TEAMID1234\",\"iat\":1700000000}".utf8)
         try Data(message).write(to: URL(fileURLWithPath: messagePath))
 
@@ -121,13 +121,13 @@ struct ES256Tests {
         let key = try ES256PrivateKey(contentsOfFile: keyPath)
         let raw = try key.signature(for: message)
         try Data(try ECDSASignature.der(fromRaw: raw)).write(to: URL(fileURLWithPath: signaturePath))
-        let verified = try OpenSSLCommand.run(
+        let verified = try await OpenSSLCommand.run(
             ["dgst", "-sha256", "-verify", publicPath, "-signature", signaturePath, messagePath])
         #expect(verified.status == 0, "\(verified.stderr)")
         #expect(verified.output.contains("Verified OK"))
 
         // openssl signs (DER), Swift verifies both forms.
-        try OpenSSLCommand.succeed(["dgst", "-sha256", "-sign", keyPath, "-out", signaturePath, messagePath])
+        try await OpenSSLCommand.succeed(["dgst", "-sha256", "-sign", keyPath, "-out", signaturePath, messagePath])
         let der = Array(try Data(contentsOf: URL(fileURLWithPath: signaturePath)))
         let publicKey = try ES256PublicKey(pem: Array(try Data(contentsOf: URL(fileURLWithPath: publicPath))))
         #expect(publicKey.isValidDERSignature(der, for: message))
@@ -138,14 +138,14 @@ struct ES256Tests {
         var tampered = raw
         tampered[10] ^= 0x80
         try Data(try ECDSASignature.der(fromRaw: tampered)).write(to: URL(fileURLWithPath: signaturePath))
-        let refused = try OpenSSLCommand.run(
+        let refused = try await OpenSSLCommand.run(
             ["dgst", "-sha256", "-verify", publicPath, "-signature", signaturePath, messagePath])
         #expect(refused.status != 0)
     }
 
     @Test("a SEC1 EC PRIVATE KEY from openssl reads too")
-    func sec1Key() throws {
-        let result = try OpenSSLCommand.succeed(["ecparam", "-name", "prime256v1", "-genkey", "-noout"])
+    func sec1Key() async throws {
+        let result = try await OpenSSLCommand.succeed(["ecparam", "-name", "prime256v1", "-genkey", "-noout"])
         #expect(result.output.contains("BEGIN EC PRIVATE KEY"))
         let key = try ES256PrivateKey(pem: result.stdout)
         #expect(try key.publicKey().isValidSignature(try key.signature(for: [1, 2, 3]), for: [1, 2, 3]))
@@ -177,13 +177,13 @@ struct ES256Tests {
     }
 
     @Test("keys that are not unencrypted P-256 are refused with a reason, never a prompt")
-    func refusedKeys() throws {
+    func refusedKeys() async throws {
         let directory = try TemporaryDirectory(prefix: "es256-bad")
-        let p384 = try OpenSSLCommand.succeed(
+        let p384 = try await OpenSSLCommand.succeed(
             ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"]).stdout
-        let ed25519 = try OpenSSLCommand.succeed(["genpkey", "-algorithm", "ED25519"]).stdout
+        let ed25519 = try await OpenSSLCommand.succeed(["genpkey", "-algorithm", "ED25519"]).stdout
         let encryptedPath = directory.appending("encrypted.pem").path
-        try OpenSSLCommand.succeed([
+        try await OpenSSLCommand.succeed([
             "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes-128-cbc", "-pass", "pass:secret",
             "-out", encryptedPath,
         ])
@@ -204,7 +204,7 @@ struct ES256Tests {
         #expect(missing.description.contains("No such file"))
 
         // A private key is not a public key, and a public key of the wrong curve is refused.
-        let p384Public = try OpenSSLCommand.succeed(["pkey", "-pubout"], input: p384).stdout
+        let p384Public = try await OpenSSLCommand.succeed(["pkey", "-pubout"], input: p384).stdout
         #expect(failure { _ = try ES256PublicKey(pem: p384Public) }?.code == .invalidKey)
         let key = try ES256PrivateKey.generate()
         #expect(failure { _ = try ES256PublicKey(pem: try! key.pkcs8PEM().utf8) }?.code == .invalidKey)

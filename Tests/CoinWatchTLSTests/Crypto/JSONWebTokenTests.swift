@@ -49,7 +49,7 @@ struct JSONWebTokenTests {
     }
 
     @Test("strings are JSON-escaped and the token's signature checks out with the openssl command")
-    func escapingAndOpenSSL() throws {
+    func escapingAndOpenSSL() async throws {
         let key = try ES256PrivateKey.generate()
         let token = try JSONWebToken.es256(
             keyID: nil, claims: [("sub", .string("a\"b\\c\nd\u{1}é")), ("n", .integer(-5))], key: key)
@@ -68,7 +68,7 @@ struct JSONWebTokenTests {
         try Data((parts[0] + "." + parts[1]).utf8).write(to: URL(fileURLWithPath: inputPath))
         let der = try ECDSASignature.der(fromRaw: try #require(Base64.decodeURL(parts[2])))
         try Data(der).write(to: URL(fileURLWithPath: signaturePath))
-        let result = try OpenSSLCommand.run(
+        let result = try await OpenSSLCommand.run(
             ["dgst", "-sha256", "-verify", publicPath, "-signature", signaturePath, inputPath])
         #expect(result.status == 0, "\(result.stderr)")
     }

@@ -1713,7 +1713,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__save_settings_request__descripto
   (ProtobufCMessageInit) coinwatch__v1__save_settings_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__field_descriptors[2] =
 {
   {
     "settings",
@@ -1727,14 +1727,27 @@ static const ProtobufCFieldDescriptor coinwatch__v1__save_settings_response__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "warnings",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Coinwatch__V1__SaveSettingsResponse, n_warnings),
+    offsetof(Coinwatch__V1__SaveSettingsResponse, warnings),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned coinwatch__v1__save_settings_response__field_indices_by_name[] = {
   0,   /* field[0] = settings */
+  1,   /* field[1] = warnings */
 };
 static const ProtobufCIntRange coinwatch__v1__save_settings_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__save_settings_response__descriptor =
 {
@@ -1744,7 +1757,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__save_settings_response__descript
   "Coinwatch__V1__SaveSettingsResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__SaveSettingsResponse),
-  1,
+  2,
   coinwatch__v1__save_settings_response__field_descriptors,
   coinwatch__v1__save_settings_response__field_indices_by_name,
   1,  coinwatch__v1__save_settings_response__number_ranges,
@@ -1968,7 +1981,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__stream_prices_request__descripto
   (ProtobufCMessageInit) coinwatch__v1__stream_prices_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descriptors[4] =
+static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descriptors[6] =
 {
   {
     "symbol",
@@ -2018,17 +2031,44 @@ static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "snapshot",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PriceUpdate, snapshot),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "snapshot_end",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PriceUpdate, snapshot_end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned coinwatch__v1__price_update__field_indices_by_name[] = {
   1,   /* field[1] = price */
   3,   /* field[3] = sequence */
+  4,   /* field[4] = snapshot */
+  5,   /* field[5] = snapshot_end */
   2,   /* field[2] = source_time_ms */
   0,   /* field[0] = symbol */
 };
-static const ProtobufCIntRange coinwatch__v1__price_update__number_ranges[1 + 1] =
+static const ProtobufCIntRange coinwatch__v1__price_update__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 7, 4 },
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__price_update__descriptor =
 {
@@ -2038,10 +2078,10 @@ const ProtobufCMessageDescriptor coinwatch__v1__price_update__descriptor =
   "Coinwatch__V1__PriceUpdate",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__PriceUpdate),
-  4,
+  6,
   coinwatch__v1__price_update__field_descriptors,
   coinwatch__v1__price_update__field_indices_by_name,
-  1,  coinwatch__v1__price_update__number_ranges,
+  2,  coinwatch__v1__price_update__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__price_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

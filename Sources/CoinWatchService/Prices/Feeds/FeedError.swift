@@ -1,18 +1,27 @@
+public import CoinWatchCore
+
 /// Why a feed could not be set up: a bad `--feed` text, or a replay file that cannot be used.
-public struct FeedError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+public struct FeedError: CoinWatchError {
+    public struct Code: ErrorCode {
         public let name: String
 
-        /// The feed text does not follow `none | sim[:SEED][@RATE] | replay:FILE[@SPEED][,loop]`.
-        public static let invalidSpec = Code(name: "invalid_spec")
-        /// The replay file cannot be read.
-        public static let unreadable = Code(name: "unreadable")
-        /// The replay file is larger than a replay may load.
-        public static let tooLarge = Code(name: "too_large")
-        /// The replay file holds no usable tick.
-        public static let empty = Code(name: "empty")
+        private init(_ name: String) {
+            self.name = name
+        }
 
         public var description: String { name }
+
+        /// The feed text does not follow `none | sim[:SEED][@RATE] | replay:FILE[@SPEED][,loop]`.
+        public static let invalidSpec = Code("invalid_spec")
+
+        /// The replay file cannot be read.
+        public static let unreadable = Code("unreadable")
+
+        /// The replay file is larger than a replay may load.
+        public static let tooLarge = Code("too_large")
+
+        /// The replay file holds no usable tick.
+        public static let empty = Code("empty")
     }
 
     public var code: Code

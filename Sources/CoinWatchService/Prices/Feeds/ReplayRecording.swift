@@ -143,7 +143,7 @@ public struct ReplayRecording: Sendable {
     /// A positive exact price from number or string text.
     static func price(_ text: Substring) -> Result<ExactDecimal, LineProblem> {
         do {
-            let value = try DecimalText.exactDecimal(text.trimmingCharacters(in: .whitespaces)[...])
+            let value = try TradeNumber.exactDecimal(text.trimmingCharacters(in: .whitespaces)[...])
             guard value > .zero else { return .failure(LineProblem("price must be greater than 0 (got \(value))")) }
             return .success(value)
         } catch {

@@ -1,3 +1,4 @@
+import CoinWatchModel
 import Testing
 @testable import CoinWatchService
 

@@ -142,14 +142,14 @@ struct ReplayRecordingTests {
     }
 
     @Test func decimalTextAppliesExponentsExactly() throws {
-        #expect(try DecimalText.exactDecimal("6.42505e4") == F.price("64250.5"))
-        #expect(try DecimalText.exactDecimal("1E-18") == F.price("0.000000000000000001"))
-        #expect(try DecimalText.exactDecimal("12.5e+1") == F.price("125"))
-        #expect(try DecimalText.exactDecimal("100e-20") == F.price("0.000000000000000001"))
-        #expect(try DecimalText.exactDecimal("0e5") == .zero)
-        #expect(throws: DecimalText.Failure.self) { try DecimalText.exactDecimal("1e-19") }
-        #expect(try DecimalText.exactDecimal("9e18") == ExactDecimal(9_000_000_000_000_000_000))
-        #expect(throws: DecimalText.Failure.self) { try DecimalText.exactDecimal("1e19") }
-        #expect(throws: DecimalText.Failure.self) { try DecimalText.exactDecimal("1e") }
+        #expect(try TradeNumber.exactDecimal("6.42505e4") == F.price("64250.5"))
+        #expect(try TradeNumber.exactDecimal("1E-18") == F.price("0.000000000000000001"))
+        #expect(try TradeNumber.exactDecimal("12.5e+1") == F.price("125"))
+        #expect(try TradeNumber.exactDecimal("100e-20") == F.price("0.000000000000000001"))
+        #expect(try TradeNumber.exactDecimal("0e5") == .zero)
+        #expect(throws: DecimalParseError.self) { try TradeNumber.exactDecimal("1e-19") }
+        #expect(try TradeNumber.exactDecimal("9e18") == ExactDecimal(9_000_000_000_000_000_000))
+        #expect(throws: DecimalParseError.self) { try TradeNumber.exactDecimal("1e19") }
+        #expect(throws: DecimalParseError.self) { try TradeNumber.exactDecimal("1e") }
     }
 }

@@ -1,6 +1,6 @@
 // A small service's use of CoinWatch through the CoinWatchClient library: it sets a device's alert rule, reads the
 // device's settings back with GetSettings, and follows live prices with StreamPrices until it has seen the snapshot
-// and a few live updates.
+// (the latest price of each symbol, marked as such) and a few live updates after it.
 //
 //   coinwatch-client-example [HOST:PORT] [--updates N]
 //
@@ -46,16 +46,19 @@ do {
     let below = rule.below.flatMap(ExactDecimal.init).map(String.init(describing:)) ?? "off"
     print("settings of \(settings.deviceID): version \(settings.version), BTC below \(below)")
 
-    // StreamPrices: the latest price of each symbol first (the snapshot), then live updates.
+    // StreamPrices: the latest price of each symbol first (the snapshot, its last message marked), then live updates.
     var live = 0
     let stream = client.streamPrices(symbols: ["BTC", "ETH"])
     for try await update in stream {
         let price = update.price.flatMap(ExactDecimal.init).map(String.init(describing:)) ?? "?"
-        print("#\(update.sequence) \(update.symbol) \(price)")
-        live += 1
-        if live >= liveUpdates { break }
+        let kind = update.snapshotEnd ? "snapshot, last" : update.snapshot ? "snapshot" : "live"
+        print("#\(update.sequence) \(update.symbol) \(price) (\(kind))")
+        if !update.snapshot {
+            live += 1
+            if live >= liveUpdates { break }
+        }
     }
-    guard live >= liveUpdates else { fail("the price stream ended after \(live) updates") }
+    guard live >= liveUpdates else { fail("the price stream ended after \(live) live updates") }
 } catch let error as RPCError {
     fail("\(error.code): \(error.message)")
 } catch {

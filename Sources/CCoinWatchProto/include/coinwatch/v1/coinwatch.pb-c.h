@@ -299,10 +299,18 @@ struct  Coinwatch__V1__SaveSettingsResponse
    * The settings as stored after the save, with the new version.
    */
   Coinwatch__V1__Settings *settings;
+  /*
+   * What the save did that is probably not what the caller meant, one
+   * sentence each; the save itself succeeded. Today: a rule for a symbol the
+   * server has never priced (a typo such as BTCC, or a symbol no feed
+   * carries), which cannot fire until a feed or PublishPrices prices it.
+   */
+  size_t n_warnings;
+  char **warnings;
 };
 #define COINWATCH__V1__SAVE_SETTINGS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__save_settings_response__descriptor) \
-    , NULL }
+    , NULL, 0,NULL }
 
 
 typedef enum {
@@ -420,10 +428,21 @@ struct  Coinwatch__V1__PriceUpdate
    * Position in this stream: 1 for the first message, then +1 each, no gaps.
    */
   uint64_t sequence;
+  /*
+   * Set on the messages of the snapshot a stream starts with: one per followed
+   * symbol that had a price when the stream started, in symbol order, before
+   * any live update (a reader that is slow from the start may get a newer
+   * price in its place). A stream whose symbols had no price yet has none.
+   */
+  protobuf_c_boolean snapshot;
+  /*
+   * Set on the last message of the snapshot: every later message is live.
+   */
+  protobuf_c_boolean snapshot_end;
 };
 #define COINWATCH__V1__PRICE_UPDATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__price_update__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL, 0, 0 }
+    , (char *)protobuf_c_empty_string, NULL, 0, 0, 0, 0 }
 
 
 /*

@@ -126,8 +126,10 @@ typedef enum {
 } Coinwatch__V1__Frame__KindCase;
 
 /*
- * One unit of the connection protocol. Exactly one kind is set; a frame with
- * no kind set is a protocol error.
+ * One unit of the connection protocol. Exactly one kind is set. A receiver
+ * ignores a Frame whose kind it does not know (one a later version added),
+ * except as the first frame, which must be Hello; an empty Frame is zero bytes,
+ * which the framing refuses.
  */
 struct  Coinwatch__V1__Frame
 {
@@ -285,7 +287,8 @@ struct  Coinwatch__V1__Call
 {
   ProtobufCMessage base;
   /*
-   * Chosen by the client; unique among the connection's live calls; never 0.
+   * Chosen by the client; unique among the connection's live calls (reusing a
+   * live call's id is a connection error); never 0.
    */
   uint64_t call_id;
   /*
@@ -298,7 +301,8 @@ struct  Coinwatch__V1__Call
    */
   uint64_t timeout_ms;
   /*
-   * Call metadata (lowercase keys); for example a request id.
+   * Call metadata; keys are lowercase (a key with an uppercase letter ends
+   * the call INVALID_ARGUMENT). For example "authorization": "Bearer <token>".
    */
   size_t n_metadata;
   Coinwatch__V1__Call__MetadataEntry **metadata;
@@ -396,7 +400,8 @@ struct  Coinwatch__V1__Ping
 {
   ProtobufCMessage base;
   /*
-   * Opaque bytes (at most 64) the peer echoes back in its Pong.
+   * Opaque bytes (at most 64; more is a connection error) the peer echoes
+   * back in its Pong.
    */
   ProtobufCBinaryData payload;
 };
@@ -433,8 +438,8 @@ struct  Coinwatch__V1__GoAway
    */
   uint64_t last_call_id;
   /*
-   * Why: OK for a graceful shutdown, RESOURCE_EXHAUSTED for abuse (ping
-   * flood), UNAVAILABLE when the server is stopping.
+   * Why: UNAVAILABLE when the server is shutting down, OK when the connection
+   * was idle for Welcome.idle_timeout_ms, RESOURCE_EXHAUSTED for too many pings.
    */
   Coinwatch__V1__Status__Code code;
   /*

@@ -1,3 +1,4 @@
+import CoinWatchAlertEngine
 import CoinWatchModel
 
 /// The obvious alert evaluator — every rule side checked on every tick — over the same state as an
@@ -5,7 +6,7 @@ import CoinWatchModel
 /// `Int128` units, so the comparison isolates the cost of scanning.
 struct BruteForceScanner {
     struct Side {
-        let oriented: Int128
+        let direction: AlertDirection
         var keys: [Int128] = []
         var reArmKeys: [Int128] = []
         var phases: [SidePhase] = []
@@ -16,27 +17,23 @@ struct BruteForceScanner {
 
     /// Copies an engine's current rule sides and states.
     init(copying engine: AlertEngine) {
-        for book in engine.books {
-            sides[book.symbol] = AlertDirection.allCases.map { direction in
-                let source = book.side(direction)
-                var side = Side(oriented: direction == .above ? 1 : -1)
-                side.keys = source.slots.map(\.key)
-                side.reArmKeys = source.slots.map { source.reArmKey(forKey: $0.key) }
-                side.phases = source.slots.map(\.phase)
-                side.generations = source.slots.map(\.generation)
-                return side
-            }
+        for source in engine.baselineSides() {
+            sides[source.symbol, default: []].append(
+                Side(
+                    direction: source.direction, keys: source.keys, reArmKeys: source.reArmKeys,
+                    phases: source.phases, generations: source.generations
+                )
+            )
         }
     }
 
     /// One tick; returns how many sides fired and re-armed.
     mutating func tick(symbol: Symbol, price: ExactDecimal, clock: UInt64) -> (fired: Int, reArmed: Int) {
-        let units = PriceUnits.units(price)
         var fired = 0
         var reArmed = 0
         guard var symbolSides = sides.removeValue(forKey: symbol) else { return (0, 0) }
         for which in symbolSides.indices {
-            let price = units * symbolSides[which].oriented
+            let price = AlertEngine.orientedUnits(price, symbolSides[which].direction)
             let keys = symbolSides[which].keys
             let reArmKeys = symbolSides[which].reArmKeys
             var phases = symbolSides[which].phases

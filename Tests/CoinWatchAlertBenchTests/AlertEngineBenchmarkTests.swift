@@ -1,4 +1,4 @@
-@testable import CoinWatchAlertEngine
+import CoinWatchAlertBench
 import Foundation
 import Testing
 

@@ -1,25 +1,18 @@
 import CoinWatchModel
 
-/// Exact decimals from the number text of recorded trades.
+/// Exact decimals from the number text of recorded trades (JSON numbers and CSV fields).
 ///
 /// JSON numbers may carry an exponent (`6.42505e4`), which `ExactDecimal(parsing:)` refuses because a person
 /// never types one; exchanges' serializers sometimes write one, so it is applied here, still exactly, by moving the
-/// decimal point.
-enum DecimalText {
-    struct Failure: Error, Hashable, Sendable, CustomStringConvertible {
-        let text: String
-        let reason: String
-
-        var description: String { "'\(text)' is not a decimal number: \(reason)" }
-    }
-
-    static func exactDecimal(_ text: Substring) throws(Failure) -> ExactDecimal {
+/// decimal point. (Not to be confused with the CLI's `DecimalDisplay`, which shows wire decimals.)
+enum TradeNumber {
+    static func exactDecimal(_ text: Substring) throws(DecimalParseError) -> ExactDecimal {
         var digits = text
         var exponent = 0
         if let marker = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
             digits = text[..<marker]
             guard let value = Int(text[text.index(after: marker)...]), abs(value) <= 40 else {
-                throw Failure(text: String(text), reason: "the exponent is not a small whole number")
+                throw DecimalParseError(text: String(text), reason: "the exponent is not a small whole number")
             }
             exponent = value
         }
@@ -27,13 +20,13 @@ enum DecimalText {
         do {
             base = try ExactDecimal(parsing: String(digits))
         } catch {
-            throw Failure(text: String(text), reason: error.reason)
+            throw DecimalParseError(text: String(text), reason: error.reason)
         }
         var mantissa = base.mantissa
         var scale = base.scale - exponent
         while scale < 0 {
             let (next, overflow) = mantissa.multipliedReportingOverflow(by: 10)
-            guard !overflow else { throw Failure(text: String(text), reason: "too large") }
+            guard !overflow else { throw DecimalParseError(text: String(text), reason: "too large") }
             mantissa = next
             scale += 1
         }
@@ -43,7 +36,7 @@ enum DecimalText {
             scale -= 1
         }
         guard let value = ExactDecimal(mantissa: mantissa, scale: scale) else {
-            throw Failure(text: String(text), reason: "more than \(ExactDecimal.maxScale) digits after the point")
+            throw DecimalParseError(text: String(text), reason: "more than \(ExactDecimal.maxScale) digits after the point")
         }
         return value
     }

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// The process environment as a dictionary, read from `environ` (no Foundation needed).
+/// The process environment as a dictionary, read from `environ` (no Foundation needed): what both executables
+/// hand to `ParsedArguments.parse` for the options' `COINWATCH_…` fallbacks, and the CLI to its commands.
 public enum ProcessEnvironment {
     public static var current: [String: String] {
         var result = [String: String]()

@@ -1,3 +1,5 @@
+import CoinWatchAlertEngine
+import CoinWatchCore
 import CoinWatchModel
 
 /// Measures the engine at production scale: bulk-load time, per-tick latency and throughput, beside a
@@ -106,19 +108,18 @@ public enum AlertEngineBenchmark {
         }
         let lastPrices = [btc: centsDecimal(startCents[btc] ?? 0), eth: centsDecimal(startCents[eth] ?? 0)]
 
-        let clock = ContinuousClock()
         let engine = AlertEngine()
         log("loading from rules")
-        var start = clock.now
+        var start = MonotonicClock.nanoseconds()
         try engine.load(rules: rules, armStates: [], lastPrices: lastPrices, clock: 0)
-        report.freshLoadSeconds = seconds(clock.now - start)
+        report.freshLoadSeconds = seconds(since: start)
         report.ruleSides = engine.activeSideCount
 
         log("loading from a snapshot")
         let snapshot = engine.snapshot()
-        start = clock.now
+        start = MonotonicClock.nanoseconds()
         try engine.load(snapshot)
-        report.snapshotLoadSeconds = seconds(clock.now - start)
+        report.snapshotLoadSeconds = seconds(since: start)
 
         var scanner = BruteForceScanner(copying: engine)
         var cents = startCents
@@ -128,28 +129,28 @@ public enum AlertEngineBenchmark {
         engineTimes.reserveCapacity(options.ticks)
         var changes = 0
         log("ticking")
-        let loopStart = clock.now
+        let loopStart = MonotonicClock.nanoseconds()
         var engineTotal = 0.0
         for tick in 0..<options.ticks {
             let symbol = tick % 2 == 0 ? btc : eth
             cents[symbol, default: 0] += Int64.random(in: -5...5, using: &random)
             let price = centsDecimal(cents[symbol] ?? 0)
-            let tickStart = clock.now
+            let tickStart = MonotonicClock.nanoseconds()
             try engine.evaluate(symbol: symbol, price: price, into: &result)
-            let elapsed = seconds(clock.now - tickStart)
+            let elapsed = seconds(since: tickStart)
             engineTotal += elapsed
             engineTimes.append(elapsed)
             let fired = result.alerts.count
             let reArmed = result.armStateChanges.count - fired
             changes += result.armStateChanges.count
             if tick < options.bruteForceTicks {
-                let scanStart = clock.now
+                let scanStart = MonotonicClock.nanoseconds()
                 let scanned = scanner.tick(symbol: symbol, price: price, clock: engine.clock)
-                scanTimes.append(seconds(clock.now - scanStart))
+                scanTimes.append(seconds(since: scanStart))
                 if scanned.fired == fired, scanned.reArmed == reArmed { report.bruteForceAgreeingTicks += 1 }
             }
         }
-        log("ticked in \(seconds(clock.now - loopStart)) s")
+        log("ticked in \(seconds(since: loopStart)) s")
         report.ticks = options.ticks
         report.tickP50Microseconds = percentile(engineTimes, 0.50) * 1e6
         report.tickP99Microseconds = percentile(engineTimes, 0.99) * 1e6
@@ -170,9 +171,9 @@ public enum AlertEngineBenchmark {
             let symbol = tick % 2 == 0 ? btc : eth
             let step = steps[symbol] ?? 0
             cents[symbol, default: 0] += Int64.random(in: -step...step, using: &random)
-            let tickStart = clock.now
+            let tickStart = MonotonicClock.nanoseconds()
             try engine.evaluate(symbol: symbol, price: centsDecimal(cents[symbol] ?? 0), into: &result)
-            volatileTimes.append(seconds(clock.now - tickStart))
+            volatileTimes.append(seconds(since: tickStart))
             volatileChanges += result.armStateChanges.count
         }
         let volatileTotal = volatileTimes.reduce(0, +)
@@ -186,9 +187,9 @@ public enum AlertEngineBenchmark {
 
         let base = cents[btc] ?? 0
         for target in [base + base / 100, base] {
-            let jumpStart = clock.now
+            let jumpStart = MonotonicClock.nanoseconds()
             try engine.evaluate(symbol: btc, price: centsDecimal(target), into: &result)
-            report.jumpMilliseconds.append(seconds(clock.now - jumpStart) * 1e3)
+            report.jumpMilliseconds.append(seconds(since: jumpStart) * 1e3)
             report.jumpChanges.append(result.armStateChanges.count)
         }
         return report
@@ -198,9 +199,9 @@ public enum AlertEngineBenchmark {
         ExactDecimal(mantissa: cents, scale: 2) ?? .zero
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        let (whole, attoseconds) = duration.components
-        return Double(whole) + Double(attoseconds) / 1e18
+    /// Seconds since the monotonic time `start`.
+    static func seconds(since start: Int64) -> Double {
+        Double(MonotonicClock.nanoseconds() - start) / 1e9
     }
 
     static func percentile(_ values: [Double], _ fraction: Double) -> Double {

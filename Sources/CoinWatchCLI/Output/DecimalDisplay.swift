@@ -2,8 +2,9 @@ import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
 
-/// Wire decimals as the CLI shows them: exact text, never through a float.
-enum DecimalText {
+/// Wire decimals as the CLI shows them: exact text, never through a float. (The service's `TradeNumber` parses
+/// the number text of recorded trades; the two share nothing but the subject.)
+enum DecimalDisplay {
     /// The exact value, or nil when absent; a value with an impossible scale reads as `invalid(m,s)`
     /// rather than being silently reinterpreted.
     static func text(_ wire: V1.Decimal?) -> String? {

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a `RawClient` could not connect: the failing call and its `errno`.
+public struct RawClientError: Error, CustomStringConvertible {
+    public let function: String
+    public let errno: Int32
+
+    public var description: String { "\(function) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// A plain blocking IPv4 socket to a loopback port, for talking to a server as a non-framing client would:
+/// bytes in, bytes out, every read bounded by a 10 s receive timeout.
+public final class RawClient {
+    private var fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawClientError(function: "socket", errno: errno) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard rc == 0 else {
+            let error = RawClientError(function: "connect", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    public func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    public func send(_ bytes: [UInt8]) {
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        precondition(sent == bytes.count, "short blocking send")
+    }
+
+    /// Reads what is available (blocking for the first byte, up to the 10 s receive timeout); empty at the end.
+    public func readSome() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? Array(buffer[..<n]) : []
+    }
+
+    /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
+    public func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while result.count < limit {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            result += buffer[..<n]
+        }
+        return result
+    }
+}
