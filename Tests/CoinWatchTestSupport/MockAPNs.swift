@@ -53,7 +53,8 @@ public final class MockAPNs: Sendable {
         let pki = try await TestCertificates.shared()
         try await TestCertificates.makeProviderKey(named: "provider", in: files)
         try await TestCertificates.makeProviderKey(named: "other", in: files)
-        let python = try PythonEnvironment.python()
+        // The first use may build the venv: off the cooperative pool, which the tests beside this one share.
+        let python = try await onOwnThread { try PythonEnvironment.python() }
         let records = files.appending("records.jsonl").path
         let (seconds, attoseconds) = minTokenInterval.components
         let process = try ChildProcess(python, [
