@@ -100,6 +100,14 @@ final class APNsClientLoop: @unchecked Sendable {
                 responses.append(APNsResponse(request: request, status: 0, reason: "", failure: "", outcome: .expired))
                 continue
             }
+            if request.payload.count > APNsRequest.maxPayloadBytes {
+                // APNs would answer 413 PayloadTooLarge; sending it cannot succeed, so it is refused here unsent.
+                responses.append(APNsResponse(
+                    request: request, status: 0, reason: "PayloadTooLarge",
+                    failure: "the payload is \(request.payload.count) bytes; APNs takes at most \(APNsRequest.maxPayloadBytes)",
+                    outcome: .rejected))
+                continue
+            }
             let current: ProviderToken.Token
             do {
                 current = try token.token(now: now)

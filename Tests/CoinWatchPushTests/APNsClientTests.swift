@@ -98,6 +98,28 @@ struct APNsClientTests {
         #expect(try await mock.summary().requests == 1)
     }
 
+    @Test func aPayloadOverAPNsLimitIsRefusedUnsent() async throws {
+        let mock = try await MockAPNs.start()
+        defer { mock.stop() }
+        let client = try client(mock)
+        defer { client.close() }
+        let answers = Answers()
+        client.start { answers.add($0) }
+        var large = Self.request(1)
+        large.payload = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "x", count: 4096) + "\"}}").utf8)
+        var limit = Self.request(2)
+        let frame = #"{"aps":{"alert":""}}"#.utf8.count
+        limit.payload = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "y", count: 4096 - frame) + "\"}}").utf8)
+        #expect(limit.payload.count == APNsRequest.maxPayloadBytes)
+        client.send([large, limit])
+        #expect(await answers.wait(for: 2))
+        let refused = try #require(answers.all.first { $0.request.apnsID == large.apnsID })
+        #expect(refused.outcome == .rejected)
+        #expect(refused.reason == "PayloadTooLarge")
+        #expect(answers.all.first { $0.request.apnsID == limit.apnsID }?.outcome == .delivered)
+        #expect(try await mock.summary().requests == 1)
+    }
+
     @Test func aDroppedConnectionFailsWhatWasOnItAndTheNextSendsReconnect() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
