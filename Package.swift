@@ -137,7 +137,7 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchPush", "CoinWatchCore",
+                "CoinWatchPush", "CoinWatchCore", "CoinWatchMetrics",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -267,6 +267,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
                 "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchPush", "CoinWatchLogging",
+                "CoinWatchMetrics",
             ],
             swiftSettings: swiftSettings
         ),

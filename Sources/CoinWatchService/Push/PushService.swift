@@ -55,7 +55,7 @@ public final class PushService: Sendable {
             pauseReason: provider?.pauseReason ?? "", queued: counts.queued + (provider?.queued ?? 0),
             inFlight: provider?.inFlight ?? 0, delivered: counts.delivered, retried: counts.retried,
             expired: counts.expired, rejected: counts.rejected, registeredDevices: devices.registered,
-            disabledDevices: devices.disabled)
+            disabledDevices: devices.disabled, providerTokens: provider?.tokensIssued ?? 0)
     }
 
     /// The state as Health/Check reports it.

@@ -23,6 +23,8 @@ public struct PushStats: Sendable, Hashable {
     public var registeredDevices: Int
     /// Registered devices whose token APNs refused.
     public var disabledDevices: Int
+    /// Provider tokens (JWTs) made since the start: one per refresh period, plus one per refusal.
+    public var providerTokens: Int
 }
 
 /// Counter changes of one alert-thread round, published once its batch is written (so a reader never sees an
