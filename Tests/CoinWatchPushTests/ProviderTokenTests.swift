@@ -62,6 +62,22 @@ struct ProviderTokenTests {
         #expect(signer.signed.withLock { $0 } == [1_900_000_123])
     }
 
+    @Test func aWallClockStepNeitherAgesNorRenewsTheToken() throws {
+        let (token, signer, wall) = makeToken(refresh: .seconds(2400))
+        let start: Int64 = 7_000 * 1_000_000_000
+        let first = try token.token(now: start)
+        // The wall clock jumps a day ahead, then two days back: the age runs on the monotonic clock alone.
+        wall.seconds.add(86_400, ordering: .relaxed)
+        #expect(try token.token(now: start + 60 * 1_000_000_000).generation == first.generation)
+        wall.seconds.add(-2 * 86_400, ordering: .relaxed)
+        #expect(try token.token(now: start + 2399 * 1_000_000_000).generation == first.generation)
+        #expect(signer.count == 1)
+        // Its replacement carries the wall clock's second at signing, whatever it did meanwhile.
+        let next = try token.token(now: start + 2400 * 1_000_000_000)
+        #expect(next.generation == first.generation + 1)
+        #expect(next.issuedAt == first.issuedAt - 86_400)
+    }
+
     @Test func aRefusalMakesOneFreshTokenAndARefusalOfThatOnePauses() throws {
         let (token, signer, _) = makeToken()
         let now: Int64 = 5_000_000_000
