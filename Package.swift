@@ -13,6 +13,7 @@
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
 //   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
 //   service      CoinWatchService, CoinWatchClient
+//   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
@@ -141,6 +142,15 @@ let package = Package(
             ],
             swiftSettings: hotPathSettings
         ),
+        // MARK: Feeds
+        .target(
+            name: "CoinWatchFeeds",
+            dependencies: [
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore",
+                "CoinWatchMetrics",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "CoinWatchClient",
             dependencies: ["CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchCore"],
@@ -156,8 +166,8 @@ let package = Package(
         .executableTarget(
             name: "coinwatchd",
             dependencies: [
-                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine",
-                "CoinWatchPush",
+                "CoinWatchService", "CoinWatchFeeds", "CoinWatchRPC", "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging",
+                "CoinWatchCommandLine", "CoinWatchPush",
             ],
             swiftSettings: swiftSettings
         ),
@@ -272,6 +282,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchFeedsTests",
+            dependencies: [
+                "CoinWatchFeeds", "CoinWatchService", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchCore",
+                "CoinWatchMetrics", "CoinWatchTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchCLITests",
             dependencies: [
                 "CoinWatchCLI", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
@@ -299,6 +317,18 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
             name: "FuzzConnection",
             dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging"],
             path: "Fuzz/FuzzConnection",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzWebSocket",
+            dependencies: ["CoinWatchFeeds"],
+            path: "Fuzz/FuzzWebSocket",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FuzzVenues",
+            dependencies: ["CoinWatchFeeds", "CoinWatchModel"],
+            path: "Fuzz/FuzzVenues",
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -16,10 +16,15 @@ extension AlertEngine {
     /// prices fire the armed sides they reach and re-arm the disarmed sides whose boundary they reach,
     /// touching only those sides.
     ///
+    /// - Parameter resuming: the previous price is not known to be current (the symbol's sources went
+    ///   stale): a crossing between it and this price did not happen where anyone could see it, so the
+    ///   armed sides this price reaches are disarmed without firing (counted in `result.suppressed`) and
+    ///   fire again only after the price comes back through the band and crosses anew. Re-arming works
+    ///   as on any tick.
     /// - Throws: `invalidPrice` for a zero or negative price, leaving the engine unchanged: a broken
     ///   feed must not fire every `below` rule at once.
     public func evaluate(
-        symbol: Symbol, price: ExactDecimal, into result: inout EvaluationResult
+        symbol: Symbol, price: ExactDecimal, resuming: Bool = false, into result: inout EvaluationResult
     ) throws(AlertEngineError) {
         guard price > .zero else {
             throw AlertEngineError(code: .invalidPrice, message: "\(symbol) price must be positive (got \(price))")
@@ -44,7 +49,9 @@ extension AlertEngine {
             return
         }
         book.lastPrice = price
-        book.above.tick(units, decimalPrice: price, clock: clock, devices: devices, symbol: symbol, into: &result)
-        book.below.tick(-units, decimalPrice: price, clock: clock, devices: devices, symbol: symbol, into: &result)
+        book.above.tick(
+            units, decimalPrice: price, clock: clock, devices: devices, symbol: symbol, fire: !resuming, into: &result)
+        book.below.tick(
+            -units, decimalPrice: price, clock: clock, devices: devices, symbol: symbol, fire: !resuming, into: &result)
     }
 }

@@ -5,6 +5,9 @@
 public struct EvaluationResult: Sendable {
     /// Crossings, in no particular order.
     public var alerts: [FiredAlert] = []
+    /// Armed sides the tick reached but did not fire, because it was evaluated as a resumption after a gap in the
+    /// prices (see ``AlertEngine/evaluate(symbol:price:resuming:into:)``); they are disarmed like fired sides.
+    public var suppressed = 0
     /// The new state of every side that fired (now ``ArmState/disarmed``), re-armed, or was set by the
     /// symbol's first price. Persist these with the tick's price and ``clock``.
     public var armStateChanges: [ArmStateRecord] = []
@@ -17,5 +20,6 @@ public struct EvaluationResult: Sendable {
     public mutating func removeAll() {
         alerts.removeAll(keepingCapacity: true)
         armStateChanges.removeAll(keepingCapacity: true)
+        suppressed = 0
     }
 }

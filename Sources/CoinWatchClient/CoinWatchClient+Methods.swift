@@ -60,11 +60,11 @@ extension CoinWatchClient {
 
     /// Whether the server is serving.
     public func health(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse.ServingStatus {
-        try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout).status
+        try await healthCheck(timeout: timeout).status
     }
 
-    /// The whole health answer: the serving status and the push delivery state.
-    public func healthReport(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse {
+    /// The whole health answer: the serving status, the state of each price source and push delivery's state.
+    public func healthCheck(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse {
         try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout)
     }
 

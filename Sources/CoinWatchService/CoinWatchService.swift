@@ -9,13 +9,13 @@ public import CoinWatchStore
 /// over one LevelDB database and served by an `RPCServer`.
 ///
 /// Lifecycle: `init` opens the components (settings loaded into memory, the
-/// alert index rebuilt, last prices restored), `methods` go to the server,
-/// `start()` starts the feed, `close()` stops everything in dependency order
-/// (the caller closes the database afterwards).
+/// alert index rebuilt, last prices restored) and makes the feed, `methods` go
+/// to the server, `start()` starts the feed, `close()` stops everything in
+/// dependency order (the caller closes the database afterwards). Which feed runs
+/// is the caller's choice (`coinwatchd` builds it from `--feed` with
+/// CoinWatchFeeds): the service only starts, stops and reports it.
 public final class CoinWatchService: Sendable {
     public struct Configuration: Sendable {
-        /// `none`, `sim[:SEED][@RATE]` or `replay:FILE[@SPEED][,loop]` (see `FeedSpec`).
-        public var feed = "sim"
         /// When set, PublishPrices requires it.
         public var publishToken: String?
         /// A price subscriber that cannot keep up this long is ended RESOURCE_EXHAUSTED.
@@ -36,10 +36,14 @@ public final class CoinWatchService: Sendable {
     public let health = HealthState()
     let logger: Logger
 
-    public init(database: Database, configuration: Configuration, logger: Logger = .disabled) throws {
+    /// - Parameter makeFeed: makes the feed that publishes into the hub, once the hub exists; it does not run
+    ///   until `start()`. Errors it throws are rethrown after everything opened so far is closed again.
+    public init(
+        database: Database, configuration: Configuration, logger: Logger = .disabled,
+        makeFeed: (PriceHub) throws -> any PriceFeed = { _ in NoFeed() }
+    ) throws {
         self.configuration = configuration
         self.logger = logger
-        let spec = try FeedSpec(parsing: configuration.feed)
         // Most of a start on a large store is two key ranges: every device's settings and the alert arm states.
         // The arm states are read on a second thread while the settings load (after any migration of the layout).
         try Self.prepareStorage(database)
@@ -96,13 +100,15 @@ public final class CoinWatchService: Sendable {
             logger.warning("stored prices skipped", ["count": "\(hub.loadReport.skipped.count)"])
         }
         do {
-            feed = try spec.makeFeed(hub: hub)
+            feed = try makeFeed(hub)
         } catch {
             hub.close()
             alerts.close()
             settings.close()
             throw error
         }
+        let feed = self.feed
+        health.reportFeedSources { feed.sourceStats }
     }
 
     /// Brings an older store's layout up to this build's, running every component's migrations in version order,

@@ -36,13 +36,19 @@ struct BenchOptions {
                    help: "Push mode: HTTP/2 connections the coinwatchd it starts keeps to the mock APNs."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
+        OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
+        OptionSpec("plain", .flag, help: "Feeds mode: ws:// instead of wss:// (no TLS)."),
+        OptionSpec("coinwatchd", .value(placeholder: "PATH"), help: "Feeds mode: the coinwatchd to run (default: beside this tool)."),
+        OptionSpec("python", .value(placeholder: "PATH"), help: "Feeds mode: the test venv's python (default .build/venv/bin/python)."),
+        OptionSpec("fake-exchange", .value(placeholder: "PATH"),
+                   help: "Feeds mode: the fake exchange script (default scripts/feeds/fake_exchange.py)."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts|push> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|push> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -54,6 +60,10 @@ struct BenchOptions {
                       resident memory per connection (needs --server-pid).
               alerts  the alert engine in process: --devices devices (default here 1,000,000) with rules on
                       BTC and ETH; per-tick p50/p99, ticks/s, index rebuild time, beside a brute-force scan.
+              feeds   coinwatchd (started here) with a live venue against a local fake exchange: ingest rate
+                      over wss:// beside --feed replay:…@max; send-to-StreamPrices latency at --rate (default
+                      1,000/s) beside PublishPrices; resident memory under a 100 MiB message and endless
+                      continuation frames. Run from the repository root after scripts/python-env.
               push    starts the mock APNs and a coinwatchd delivering to it (ignores --server), registers
                       --devices devices (default here 100,000) all crossed by one tick: time from the tick to
                       the last 200, pushes/s, lost and duplicated pushes; h2load's rate to the same mock; and
@@ -64,6 +74,9 @@ struct BenchOptions {
         sections: [("JSON (last line with --json)", """
               unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
+              feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, latency_live_p50_ms,
+                      latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
+                      memory_huge_growth_bytes, memory_endless_growth_bytes
               push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,
                       get_settings_quiet_per_second, get_settings_burst_per_second
             """)])

@@ -23,14 +23,16 @@ struct PushBenchmark {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
         try Self.makeKeys(in: work)
-        let python = try BenchProcess.run("\(root)/scripts/python-env", [], errorLog: "\(work)/python-env.log")
-            .trimmingCharacters(in: .whitespacesAndNewlines) + "/bin/python"
+        // scripts/python-env prints the venv's path last (after what building it said, if it had to).
+        let venv = try BenchProcess.run("\(root)/scripts/python-env", [], outputPath: "\(work)/python-env.log")
+            .split(separator: "\n").last.map(String.init) ?? ""
+        let python = venv.trimmingCharacters(in: .whitespacesAndNewlines) + "/bin/python"
 
         let mock = try BenchProcess(python, [
             "\(root)/scripts/mock-apns.py", "--cert", "\(work)/server.pem", "--key", "\(work)/server.key",
             "--public-key", "\(work)/provider.pub.pem", "--key-id", Self.keyID, "--team-id", Self.teamID,
             "--topic", Self.topic, "--max-streams", "1000",
-        ], errorLog: "\(work)/mock.log")
+        ], outputPath: "\(work)/mock.log")
         defer { mock.stop() }
         let mockPort = try Self.requiredNumber("port", in: mock.waitForLine { $0.contains("\"listening\"") })
         let server = try startServer(mockPort: mockPort, work: work)
@@ -61,7 +63,7 @@ struct PushBenchmark {
         let server200 = try runBlocking {
             let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: port))
             defer { client.close() }
-            return try await client.healthReport().push?.delivered ?? 0
+            return try await client.healthCheck().push?.delivered ?? 0
         }
         print("  tick → last 200   \(Self.seconds(burst)) s, \(Int((Double(delivered) / burst).rounded())) pushes/s")
         print("  delivered     \(delivered) of \(devices) (coinwatchd counted \(server200)), duplicates \(duplicates)")
@@ -115,7 +117,7 @@ struct PushBenchmark {
             ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(work)/provider.p8"],
             ["pkey", "-in", "\(work)/provider.p8", "-pubout", "-out", "\(work)/provider.pub.pem"],
         ] {
-            _ = try BenchProcess.run(openssl, arguments, errorLog: log)
+            _ = try BenchProcess.run(openssl, arguments, outputPath: log)
         }
     }
 
@@ -131,22 +133,22 @@ struct PushBenchmark {
             "--apns-key-file", "\(work)/provider.p8", "--apns-key-id", Self.keyID, "--apns-team-id", Self.teamID,
             "--apns-topic", Self.topic, "--apns-endpoint", "https://127.0.0.1:\(mockPort)", "--ca-file", "\(work)/ca.pem",
             "--apns-connections", "\(options.apnsConnections)",
-        ], errorLog: "\(work)/coinwatchd.log")
+        ], outputPath: "\(work)/coinwatchd.log")
     }
 
     /// The port in coinwatchd's `listening on 127.0.0.1:PORT` line.
     static func listeningPort(_ server: BenchProcess) throws -> Int {
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
-            let log = server.errors
+            let log = server.output
             if let range = log.range(of: "listening on 127.0.0.1:") {
                 let digits = log[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits) { return port }
             }
-            guard server.isRunning else { throw BenchError("coinwatchd exited: \(log)") }
+            guard server.process.isRunning else { throw BenchError("coinwatchd exited: \(log)") }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        throw BenchError("coinwatchd did not start: \(server.errors)")
+        throw BenchError("coinwatchd did not start: \(server.output.suffix(2000))")
     }
 
     /// Registers every device with a rule above 100 on BTC, then sets BTC at 90 so every rule is armed.
@@ -185,8 +187,8 @@ struct PushBenchmark {
 
     /// Sends `command` to the mock and returns its answer line.
     static func command(_ mock: BenchProcess, _ command: String, answer event: String = "ok") throws -> String {
-        let before = mock.output.count
-        mock.write(command)
+        let before = mock.lines.count
+        mock.send(command)
         return try mock.waitForLine(after: before) { $0.contains("\"event\": \"\(event)\"") }
     }
 
@@ -220,7 +222,7 @@ struct PushBenchmark {
             "-H", "apns-priority: 10", "-H", "apns-expiration: 0", "-H", "apns-collapse-id: push-0:BTC",
             "-H", "apns-id: 3f2504e0-4f89-11d3-9a0c-0305e82c3301", "-H", "content-type: application/json",
             "https://127.0.0.1:\(mockPort)/3/device/\(Self.token(0))",
-        ], errorLog: "\(work)/h2load.log")
+        ], outputPath: "\(work)/h2load.log")
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
               let rate = line.split(separator: ",").dropFirst().first?.split(separator: " ").first.flatMap({ Double($0) })
         else { throw BenchError("h2load's output has no rate:\n\(output)") }

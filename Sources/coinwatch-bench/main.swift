@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts|push> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|push> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -28,11 +28,13 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try IdleBenchmark(options: options).run()
     case "alerts":
         return try AlertBenchmark(options: options).run()
+    case "feeds":
+        return try FeedBenchmark(options: options, feed: FeedBenchOptions(parsed, options)).run()
     case "push":
         return try PushBenchmark(options: options.defaultingDevices(to: 100_000)).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts or push")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds or push")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle, alerts or push")
+        throw UsageError("missing mode: unary, stream, idle, alerts, feeds or push")
     }
 }

@@ -1,4 +1,5 @@
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchPush
@@ -44,7 +45,11 @@ struct Daemon {
         }
         let service: CoinWatchService
         do {
-            service = try CoinWatchService(database: database, configuration: configuration, logger: logger)
+            let feed = options.feed
+            let feedConfiguration = options.feedConfiguration
+            service = try CoinWatchService(database: database, configuration: configuration, logger: logger) { hub in
+                try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
+            }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
             database.close()
@@ -103,7 +108,6 @@ struct Daemon {
 
     var serviceConfiguration: CoinWatchService.Configuration {
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = options.feed
         configuration.publishToken = options.publishToken
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         configuration.alerts.outboxExpiry = options.push.alertExpiry

@@ -1,7 +1,7 @@
 import CoinWatchCommandLine
+import CoinWatchFeeds
 import CoinWatchLogging
 import CoinWatchRPC
-import CoinWatchService
 
 /// coinwatchd's options: each flag also settable through a `COINWATCH_…` variable.
 struct DaemonOptions {
@@ -10,10 +10,13 @@ struct DaemonOptions {
                    help: "Address to serve on (port 0 picks a free port)."),
         OptionSpec("data", .value(placeholder: "DIR"), environment: "COINWATCH_DATA", default: "./coinwatch-data",
                    help: "LevelDB data directory (created if missing)."),
-        OptionSpec("feed", .value(placeholder: "FEED"), environment: "COINWATCH_FEED", default: "sim",
-                   help: "Price source: sim[:SEED][@TICKS_PER_SECOND] (random walk, seed 1 and 10 ticks/s per symbol by "
-                       + "default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or exchange trade JSON lines; "
-                       + "SPEED 0 = as fast as possible), or none (PublishPrices only)."),
+        OptionSpec("feed", .value(placeholder: "FEED,…"), environment: "COINWATCH_FEED", default: "sim",
+                   help: "Price sources, comma-separated: sim[:SEED][@TICKS_PER_SECOND] (random walk, seed 1 and 10 "
+                       + "ticks/s per symbol by default), replay:FILE[@SPEED][,loop] (CSV timestamp,symbol,price or "
+                       + "exchange message JSON lines; SPEED 0 = as fast as possible), the live venues finnhub, binance, "
+                       + "coinbase[:ticker], kraken[:ticker]; or none (PublishPrices only). Several sources: the median "
+                       + "of their fresh prices (docs/FEEDS.md)."),
+    ] + feedOptions + [
         OptionSpec("publish-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_PUBLISH_TOKEN",
                    help: "Require this token for PublishPrices (Hello auth_token or 'authorization' metadata, as 'Bearer TOKEN' or bare)."),
         OptionSpec("log-level", .value(placeholder: "LEVEL"), environment: "COINWATCH_LOG_LEVEL", default: "info",
@@ -62,7 +65,8 @@ struct DaemonOptions {
 
     var rpc = RPCServer.Configuration()
     var dataDirectory: String
-    var feed: String
+    var feed: FeedSpec
+    var feedConfiguration: FeedSet.Configuration
     var publishToken: String?
     var logLevel: Logger.Level
     var logFormat: Logger.Format
@@ -79,14 +83,14 @@ struct DaemonOptions {
         rpc.host = host
         rpc.port = port
         dataDirectory = parsed["data"]!
-        feed = parsed["feed"]!
         do {
             // Checked here so a mistyped feed is a usage error (exit 64) before the store is opened;
             // whether a replay file can be read is known only when the feed is made.
-            _ = try FeedSpec(parsing: feed)
+            feed = try FeedSpec(parsing: parsed["feed"]!)
         } catch {
             throw UsageError("--feed: \(error.message)")
         }
+        feedConfiguration = try Self.feedConfiguration(parsed, feed: feed)
         func number(_ name: String, minimum: Int = 1) throws(UsageError) -> Int? {
             guard let value = try parsed.value(name, as: "a whole number ≥ \(minimum)", { Int($0) }) else { return nil }
             guard value >= minimum else { throw UsageError("--\(name): must be at least \(minimum)") }

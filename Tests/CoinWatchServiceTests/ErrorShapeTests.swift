@@ -21,7 +21,6 @@ struct ErrorShapeTests {
         let cases: [((code: String, name: String, message: String), String, String)] = [
             (Self.shape(StoreError(code: .corruption, message: "bad")), "corruption", "bad"),
             (Self.shape(RPCError(code: .notFound, message: "none")), "NOT_FOUND", "none"),
-            (Self.shape(FeedError(code: .invalidSpec, message: "x")), "invalid_spec", "x"),
             (
                 Self.shape(WireDecodingError(code: .malformed, typeName: "coinwatch.v1.Frame", message: "m")),
                 "malformed", "m"
@@ -33,7 +32,6 @@ struct ErrorShapeTests {
                 Self.shape(DecimalParseError(text: "1e3", reason: "an exponent")), "notADecimal",
                 "'1e3' is not a decimal number: an exponent"
             ),
-            (Self.shape(FeedError(code: .tooLarge, message: "big")), "too_large", "big"),
         ]
         for (shape, code, message) in cases {
             #expect(shape.code == code)

@@ -124,10 +124,10 @@ struct PushEndToEndTests {
             -> V1.PushDeliveryState
         {
             let deadline = ContinuousClock.now + timeout
-            var state = try await client.healthReport().push ?? V1.PushDeliveryState()
+            var state = try await client.healthCheck().push ?? V1.PushDeliveryState()
             while !condition(state) && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
-                state = try await client.healthReport().push ?? V1.PushDeliveryState()
+                state = try await client.healthCheck().push ?? V1.PushDeliveryState()
             }
             return state
         }
@@ -201,7 +201,7 @@ struct PushEndToEndTests {
         try await setup.cross()
         let pending = try await setup.firstAlert(of: device.name)
         #expect(pending?.price.flatMap(ExactDecimal.init) == ExactDecimal(110))
-        let quiet = try await setup.client.healthReport().push
+        let quiet = try await setup.client.healthCheck().push
         #expect(quiet?.queued == 0 && quiet?.inFlight == 0 && quiet?.delivered == 0)
         #expect(try await setup.mock.summary().requests == 1)
 
@@ -442,7 +442,7 @@ struct PushConfigurationTests {
         #expect(line.contains("push=\"off (no APNs key configured)\""), "\(line)")
         let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
         defer { client.close() }
-        let push = try #require(try await client.healthReport().push)
+        let push = try #require(try await client.healthCheck().push)
         #expect(!push.enabled)
         // Registrations are kept all the same, for when delivery is turned on.
         let stored = try await client.registerDevice(device: "phone-1", apnsToken: String(repeating: "0f", count: 32))

@@ -226,13 +226,15 @@ struct SideBook {
     /// One tick on the oriented axis: fire the armed prefix at or below `price`, re-arm the disarmed
     /// suffix at or above it. Nothing moved can move again in the same tick: a fired side's re-arm key
     /// is strictly below its threshold, which is ≤ `price`; a re-armed side's threshold is strictly
-    /// above its re-arm key, which is ≥ `price`.
+    /// above its re-arm key, which is ≥ `price`. With `fire` false the prefix is disarmed the same way
+    /// but reported as suppressed instead of as alerts.
     mutating func tick(
         _ price: Int128,
         decimalPrice: ExactDecimal,
         clock: UInt64,
         devices: [DeviceID?],
         symbol: Symbol,
+        fire: Bool = true,
         into result: inout EvaluationResult
     ) {
         firedScratch.removeAll(keepingCapacity: true)
@@ -247,6 +249,11 @@ struct SideBook {
             firedScratch[position].key = slots[index].reArmKey
             if let device = devices[index] {
                 let slot = slots[index]
+                guard fire else {
+                    result.suppressed += 1
+                    result.armStateChanges.append(record(index, device: device, symbol: symbol))
+                    continue
+                }
                 result.alerts.append(
                     FiredAlert(
                         device: device, symbol: symbol, direction: direction, threshold: slot.threshold,

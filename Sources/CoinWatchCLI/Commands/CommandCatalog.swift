@@ -133,11 +133,12 @@ enum CommandCatalog {
 
     static let health = CommandSpec(
         ["health"],
-        summary: "Check that the server is serving.",
+        summary: "Check that the server is serving, its price sources and push delivery.",
         details: """
-            Asks the server whether it is serving, and shows push delivery: whether it is on, how many alerts
-            are queued, in flight, delivered, retried, expired and refused, and how many registered devices
-            APNs disabled. Exits 0 when it is SERVING, 1 otherwise.
+            Asks the server whether it is serving, and shows each price source: connected or not, its last
+            message's age, messages per second, reconnects, gaps and rejected messages; and push delivery:
+            whether it is on, how many alerts are queued, in flight, delivered, retried, expired and refused,
+            and how many registered devices APNs disabled. Exits 0 when it is SERVING, 1 otherwise.
             """,
         examples: ["coinwatch health", "coinwatch health --json"])
 
@@ -233,7 +234,8 @@ enum CommandCatalog {
                                "rules": {SYMBOL: {"below", "above"}}}
             settings delete   {"device_id", "existed"}
             prices            {"prices": [{"symbol", "price", "time_ms"}]}
-            watch             {"symbol", "price", "source_time_ms", "sequence"}
+            watch             {"symbol", "price", "source_time_ms", "sequence", "stale" (only when true),
+                               "sources" (only when counted)}
             publish           {"accepted"}
             alerts            {"id", "device_id", "symbol", "direction" ("above"|"below"), "threshold",
                                "price", "time_ms", "idempotency_key", "push_interest", "apns_collapse_id",
@@ -245,7 +247,9 @@ enum CommandCatalog {
                                "last_delivered_at_ms"}
             devices unregister {"device_id", "existed"}
             health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
-                               "server_version", "push": {"enabled", "endpoint", "paused", "pause_reason",
+                               "server_version", "feeds": [{"name", "connected", "last_message_age_ms",
+                               "messages_per_second", "messages", "reconnects", "gaps", "rejected_messages",
+                               "last_error"}], "push": {"enabled", "endpoint", "paused", "pause_reason",
                                "queued", "in_flight", "delivered", "retried", "expired", "rejected",
                                "registered_devices", "disabled_devices"}}
         """

@@ -51,21 +51,23 @@ enum HealthCommand {
     static func run(_ parsed: ParsedArguments, _ context: CommandContext) throws(CLIError) -> Int32 {
         try usage(CommandCatalog.health) { () throws(UsageError) in _ = try ArgumentReaders.exactly([], in: parsed) }
         let session = context.session
-        let (report, name, version) = try context.run { () throws(CLIError) in
+        let (response, name, version) = try context.run { () throws(CLIError) in
             let connection = try await session.connect()
             do throws(RPCError) {
-                let report = try await session.client.healthReport()
-                return (report, connection.welcome.serverName, connection.welcome.serverVersion)
+                let response = try await session.client.healthCheck()
+                return (response, connection.welcome.serverName, connection.welcome.serverVersion)
             } catch {
                 throw CLIError(error)
             }
         }
-        let status = report.status
+        let status = response.status
         context.emit(
             Presenter.healthText(
-                status: status, address: session.address, serverName: name, serverVersion: version, push: report.push),
+                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds,
+                push: response.push),
             json: Presenter.healthJSON(
-                status: status, address: session.address, serverName: name, serverVersion: version, push: report.push))
+                status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds,
+                push: response.push))
         return status == .serving ? ExitStatus.ok : ExitStatus.rpcError
     }
 }

@@ -18,6 +18,10 @@ struct DashboardModel: Sendable {
         fileprivate(set) var sourceTimeMs: Int64
         fileprivate(set) var rate = RateMeter()
         fileprivate(set) var updates: UInt64 = 0
+        /// The server marked the symbol stale (no fresh source); the next price clears it.
+        fileprivate(set) var isStale = false
+        /// How many sources the last price was the median of (0: not reported).
+        fileprivate(set) var sources: UInt32 = 0
 
         var change: PriceChange { PriceChange(from: first, to: last) }
     }
@@ -84,7 +88,23 @@ struct DashboardModel: Sendable {
             return
         }
         let second = Int((now - started).components.seconds)
+        // A stale mark repeats the last price: it changes the row's state, not its history or rate.
+        if update.stale {
+            if var row = rows[update.symbol] {
+                row.isStale = true
+                rows[update.symbol] = row
+            } else {
+                var row = Row(
+                    symbol: update.symbol, first: price, last: price, history: [price], lastArrival: now,
+                    sourceTimeMs: update.sourceTimeMs)
+                row.isStale = true
+                rows[update.symbol] = row
+            }
+            return
+        }
         if var row = rows[update.symbol] {
+            row.isStale = false
+            row.sources = update.sources
             row.last = price
             row.history.append(price)
             if row.history.count > Self.historyLimit { row.history.removeFirst(row.history.count - Self.historyLimit) }
@@ -100,6 +120,7 @@ struct DashboardModel: Sendable {
                 sourceTimeMs: update.sourceTimeMs)
             row.rate.record(second: second)
             row.updates = 1
+            row.sources = update.sources
             widths.include(row)
             rows[update.symbol] = row
         }

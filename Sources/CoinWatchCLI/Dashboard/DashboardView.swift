@@ -63,7 +63,10 @@ enum DashboardView {
             return ("\(change.arrow) \(differences[index])  \(padding)\(percent)", style)
         }
         let rates = rows.map { rateText($0.rate.perSecond(elapsed: elapsed)) }
-        let ages = rows.map { TimeText.age(nanoseconds: nanoseconds(now - $0.lastArrival)) }
+        // A stale symbol says so where its age is: the age of a price nobody quotes any more.
+        let ages = rows.map { row in
+            (row.isStale ? "STALE " : "") + TimeText.age(nanoseconds: nanoseconds(now - row.lastArrival))
+        }
 
         let symbolWidth = max(6, rows.map(\.symbol.count).max() ?? 0)
         let priceWidth = max(5, prices.map(\.count).max() ?? 0)
@@ -89,7 +92,8 @@ enum DashboardView {
             var line = StyledLine(cell(row.symbol, symbolWidth), style: ANSI.bold)
             line.append("  " + cell(prices[index], priceWidth, right: true) + "  ")
             line.append(cell(changes[index].0, changeWidth), style: changes[index].1)
-            line.append("  " + cell(rates[index], rateWidth, right: true) + "  " + cell(ages[index], ageWidth, right: true))
+            line.append("  " + cell(rates[index], rateWidth, right: true) + "  ")
+            line.append(cell(ages[index], ageWidth, right: true), style: row.isStale ? ANSI.yellow : nil)
             if showTrend {
                 line.append("  ")
                 line.append(Sparkline.render(row.history, width: trendWidth), style: changes[index].1)

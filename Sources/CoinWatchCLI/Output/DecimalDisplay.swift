@@ -2,7 +2,7 @@ import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
 
-/// Wire decimals as the CLI shows them: exact text, never through a float. (The service's `TradeNumber` parses
+/// Wire decimals as the CLI shows them: exact text, never through a float. (The feeds' `TradeNumber` parses
 /// the number text of recorded trades; the two share nothing but the subject.)
 enum DecimalDisplay {
     /// The exact value, or nil when absent; a value with an impossible scale reads as `invalid(m,s)`

@@ -99,9 +99,11 @@ enum Presenter {
     // MARK: Streams
 
     /// `BTC 64250.5 seq=12 time=2024-05-01T12:00:00.123Z`: one line per update, for pipes.
+    /// A stale symbol ends with ` stale`; a price from several sources with ` sources=N`.
     static func updateLine(_ update: V1.PriceUpdate) -> String {
         "\(update.symbol) \(DecimalDisplay.text(update.price) ?? "-") seq=\(update.sequence)"
             + " time=\(TimeText.iso8601(milliseconds: update.sourceTimeMs))"
+            + (update.sources > 1 ? " sources=\(update.sources)" : "") + (update.stale ? " stale" : "")
     }
 
     static func updateJSON(_ update: V1.PriceUpdate) -> JSONObject {
@@ -110,6 +112,8 @@ enum Presenter {
         object.raw("price", DecimalDisplay.json(update.price))
         object.integer("source_time_ms", update.sourceTimeMs)
         object.integer("sequence", update.sequence)
+        if update.stale { object.bool("stale", true) }
+        if update.sources > 0 { object.integer("sources", update.sources) }
         return object
     }
 
@@ -232,14 +236,33 @@ enum Presenter {
 
     // MARK: Health
 
+    /// The status line, one row per price source, then push delivery's state.
     static func healthText(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
-        push: V1.PushDeliveryState? = nil
+        feeds: [V1.FeedSourceHealth] = [], push: V1.PushDeliveryState? = nil
     ) -> String {
         let server = [serverName, serverVersion].filter { !$0.isEmpty }.joined(separator: " ")
-        var out = "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
-        if let push { out += pushText(push) }
-        return out
+        var text = "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
+        if !feeds.isEmpty {
+            text += feedsTable(feeds)
+        }
+        if let push { text += pushText(push) }
+        return text
+    }
+
+    /// One row per price source.
+    static func feedsTable(_ feeds: [V1.FeedSourceHealth]) -> String {
+        var table = TextTable(
+            headers: ["SOURCE", "CONNECTED", "LAST MESSAGE", "MSG/S", "RECONNECTS", "GAPS", "REJECTED", "LAST ERROR"],
+            alignments: [.left, .left, .right, .decimal, .right, .right, .right, .left])
+        for feed in feeds {
+            table.append([
+                feed.name, feed.connected ? "yes" : "no", ageText(milliseconds: feed.lastMessageAgeMs),
+                DecimalDisplay.text(feed.messagesPerSecond) ?? "-", "\(feed.reconnects)", "\(feed.gaps)",
+                "\(feed.rejectedMessages)", feed.lastError.isEmpty ? "-" : String(feed.lastError.prefix(60)),
+            ])
+        }
+        return table.render()
     }
 
     /// `push  on, https://api.push.apple.com: 0 queued, …`, or `push  off`.
@@ -255,15 +278,38 @@ enum Presenter {
         return out
     }
 
+    /// `0.4 s ago`, `12 s ago`, `3 min ago`, `never`.
+    static func ageText(milliseconds: Int64) -> String {
+        switch milliseconds {
+        case ..<0: "never"
+        case ..<10_000: "\(milliseconds / 1000).\(milliseconds % 1000 / 100) s ago"
+        case ..<120_000: "\(milliseconds / 1000) s ago"
+        default: "\(milliseconds / 60_000) min ago"
+        }
+    }
+
     static func healthJSON(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
-        push: V1.PushDeliveryState? = nil
+        feeds: [V1.FeedSourceHealth] = [], push: V1.PushDeliveryState? = nil
     ) -> JSONObject {
         var object = JSONObject()
         object.string("status", status.description)
         object.string("server", address)
         object.string("server_name", serverName)
         object.string("server_version", serverVersion)
+        object.array("feeds", feeds.map { feed in
+            var entry = JSONObject()
+            entry.string("name", feed.name)
+            entry.bool("connected", feed.connected)
+            entry.integer("last_message_age_ms", feed.lastMessageAgeMs)
+            entry.raw("messages_per_second", DecimalDisplay.json(feed.messagesPerSecond))
+            entry.integer("messages", feed.messages)
+            entry.integer("reconnects", feed.reconnects)
+            entry.integer("gaps", feed.gaps)
+            entry.integer("rejected_messages", feed.rejectedMessages)
+            entry.string("last_error", feed.lastError)
+            return entry
+        })
         if let push {
             var state = JSONObject()
             state.bool("enabled", push.enabled)

@@ -701,6 +701,8 @@ extension V1.PriceUpdate {
         self.price = c.price.map { V1.Decimal(cMessage: $0) }
         self.sourceTimeMs = c.source_time_ms
         self.sequence = c.sequence
+        self.stale = c.stale != 0
+        self.sources = c.sources
         self.snapshot = c.snapshot != 0
         self.snapshotEnd = c.snapshot_end != 0
     }
@@ -713,6 +715,8 @@ extension V1.PriceUpdate {
         if let price { p.pointee.price = price.cMessage(in: &arena) }
         p.pointee.source_time_ms = sourceTimeMs
         p.pointee.sequence = sequence
+        p.pointee.stale = stale ? 1 : 0
+        p.pointee.sources = sources
         p.pointee.snapshot = snapshot ? 1 : 0
         p.pointee.snapshot_end = snapshotEnd ? 1 : 0
         return p
@@ -1460,6 +1464,7 @@ extension V1.HealthCheckResponse {
     init(cMessage p: UnsafePointer<Coinwatch__V1__HealthCheckResponse>) {
         let c = p.pointee
         self.status = V1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: c.status.rawValue))
+        self.feeds = cArray(c.feeds, c.n_feeds).map { $0.map { V1.FeedSourceHealth(cMessage: $0) } ?? V1.FeedSourceHealth() }
         self.push = c.push.map { V1.PushDeliveryState(cMessage: $0) }
     }
 
@@ -1468,7 +1473,78 @@ extension V1.HealthCheckResponse {
         let p = arena.allocate(Coinwatch__V1__HealthCheckResponse.self)
         coinwatch__v1__health_check_response__init(p)
         p.pointee.status = .init(rawValue: .init(truncatingIfNeeded: status.rawValue))
+        if !feeds.isEmpty {
+            let array = arena.allocate(
+                UnsafeMutablePointer<Coinwatch__V1__FeedSourceHealth>?.self, count: feeds.count
+            )
+            for (i, element) in feeds.enumerated() {
+                (array + i).initialize(to: element.cMessage(in: &arena))
+            }
+            p.pointee.n_feeds = feeds.count
+            p.pointee.feeds = array
+        }
         if let push { p.pointee.push = push.cMessage(in: &arena) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.FeedSourceHealth
+
+extension V1.FeedSourceHealth {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_FeedSourceHealth,
+            unpack: { coinwatch__v1__feed_source_health__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__feed_source_health__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__feed_source_health__get_packed_size(message)) {
+                coinwatch__v1__feed_source_health__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__feed_source_health__get_packed_size(message)) {
+                coinwatch__v1__feed_source_health__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__FeedSourceHealth>) {
+        let c = p.pointee
+        self.name = swiftString(c.name)
+        self.connected = c.connected != 0
+        self.lastMessageAgeMs = c.last_message_age_ms
+        self.reconnects = c.reconnects
+        self.gaps = c.gaps
+        self.messagesPerSecond = c.messages_per_second.map { V1.Decimal(cMessage: $0) }
+        self.messages = c.messages
+        self.rejectedMessages = c.rejected_messages
+        self.lastError = swiftString(c.last_error)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__FeedSourceHealth> {
+        let p = arena.allocate(Coinwatch__V1__FeedSourceHealth.self)
+        coinwatch__v1__feed_source_health__init(p)
+        if !name.isEmpty { p.pointee.name = arena.cString(name) }
+        p.pointee.connected = connected ? 1 : 0
+        p.pointee.last_message_age_ms = lastMessageAgeMs
+        p.pointee.reconnects = reconnects
+        p.pointee.gaps = gaps
+        if let messagesPerSecond { p.pointee.messages_per_second = messagesPerSecond.cMessage(in: &arena) }
+        p.pointee.messages = messages
+        p.pointee.rejected_messages = rejectedMessages
+        if !lastError.isEmpty { p.pointee.last_error = arena.cString(lastError) }
         return p
     }
 }

@@ -748,16 +748,30 @@ extension V1.PriceUpdate: JSONMessage {
                 } catch {
                     throw error.inField("sequence")
                 }
+            case "stale":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "stale")
+                    if let value = try JSONRead.bool(member.value) { self.stale = value }
+                } catch {
+                    throw error.inField("stale")
+                }
+            case "sources":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "sources")
+                    if let value = try JSONRead.integer(member.value, as: UInt32.self) { self.sources = value }
+                } catch {
+                    throw error.inField("sources")
+                }
             case "snapshot":
                 do throws(JSONDecodingError) {
-                    try seen.insert(4, "snapshot")
+                    try seen.insert(6, "snapshot")
                     if let value = try JSONRead.bool(member.value) { self.snapshot = value }
                 } catch {
                     throw error.inField("snapshot")
                 }
             case "snapshotEnd", "snapshot_end":
                 do throws(JSONDecodingError) {
-                    try seen.insert(5, "snapshotEnd")
+                    try seen.insert(7, "snapshotEnd")
                     if let value = try JSONRead.bool(member.value) { self.snapshotEnd = value }
                 } catch {
                     throw error.inField("snapshotEnd")
@@ -785,6 +799,14 @@ extension V1.PriceUpdate: JSONMessage {
         if sequence != 0 {
             writer.key("sequence")
             writer.quotedNumber(sequence)
+        }
+        if stale {
+            writer.key("stale")
+            writer.bool(stale)
+        }
+        if sources != 0 {
+            writer.key("sources")
+            writer.number(sources)
         }
         if snapshot {
             writer.key("snapshot")
@@ -1551,9 +1573,21 @@ extension V1.HealthCheckResponse: JSONMessage {
                 } catch {
                     throw error.inField("status")
                 }
+            case "feeds":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "feeds")
+                    if let elements = try JSONRead.elements(member.value) {
+                        self.feeds.reserveCapacity(elements.count)
+                        for (index, element) in elements.enumerated() {
+                            do throws(JSONDecodingError) { self.feeds.append(try V1.FeedSourceHealth(jsonValue: element, options: options)) } catch { throw error.inElement(index) }
+                        }
+                    }
+                } catch {
+                    throw error.inField("feeds")
+                }
             case "push":
                 do throws(JSONDecodingError) {
-                    try seen.insert(1, "push")
+                    try seen.insert(2, "push")
                     if member.value != .null {
                         self.push = try V1.PushDeliveryState(jsonValue: member.value, options: options)
                     }
@@ -1572,9 +1606,136 @@ extension V1.HealthCheckResponse: JSONMessage {
             writer.key("status")
             writer.enumValue(status)
         }
+        if !feeds.isEmpty {
+            writer.key("feeds")
+            writer.beginArray()
+            for element in feeds { element.writeJSON(to: &writer) }
+            writer.endArray()
+        }
         if let push {
             writer.key("push")
             push.writeJSON(to: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.FeedSourceHealth
+
+extension V1.FeedSourceHealth: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "name":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "name")
+                    if let value = try JSONRead.string(member.value) { self.name = value }
+                } catch {
+                    throw error.inField("name")
+                }
+            case "connected":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "connected")
+                    if let value = try JSONRead.bool(member.value) { self.connected = value }
+                } catch {
+                    throw error.inField("connected")
+                }
+            case "lastMessageAgeMs", "last_message_age_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "lastMessageAgeMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.lastMessageAgeMs = value }
+                } catch {
+                    throw error.inField("lastMessageAgeMs")
+                }
+            case "reconnects":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "reconnects")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.reconnects = value }
+                } catch {
+                    throw error.inField("reconnects")
+                }
+            case "gaps":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "gaps")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.gaps = value }
+                } catch {
+                    throw error.inField("gaps")
+                }
+            case "messagesPerSecond", "messages_per_second":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "messagesPerSecond")
+                    if member.value != .null {
+                        self.messagesPerSecond = try V1.Decimal(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("messagesPerSecond")
+                }
+            case "messages":
+                do throws(JSONDecodingError) {
+                    try seen.insert(6, "messages")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.messages = value }
+                } catch {
+                    throw error.inField("messages")
+                }
+            case "rejectedMessages", "rejected_messages":
+                do throws(JSONDecodingError) {
+                    try seen.insert(7, "rejectedMessages")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.rejectedMessages = value }
+                } catch {
+                    throw error.inField("rejectedMessages")
+                }
+            case "lastError", "last_error":
+                do throws(JSONDecodingError) {
+                    try seen.insert(8, "lastError")
+                    if let value = try JSONRead.string(member.value) { self.lastError = value }
+                } catch {
+                    throw error.inField("lastError")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !name.isEmpty {
+            writer.key("name")
+            writer.string(name)
+        }
+        if connected {
+            writer.key("connected")
+            writer.bool(connected)
+        }
+        if lastMessageAgeMs != 0 {
+            writer.key("lastMessageAgeMs")
+            writer.quotedNumber(lastMessageAgeMs)
+        }
+        if reconnects != 0 {
+            writer.key("reconnects")
+            writer.quotedNumber(reconnects)
+        }
+        if gaps != 0 {
+            writer.key("gaps")
+            writer.quotedNumber(gaps)
+        }
+        if let messagesPerSecond {
+            writer.key("messagesPerSecond")
+            messagesPerSecond.writeJSON(to: &writer)
+        }
+        if messages != 0 {
+            writer.key("messages")
+            writer.quotedNumber(messages)
+        }
+        if rejectedMessages != 0 {
+            writer.key("rejectedMessages")
+            writer.quotedNumber(rejectedMessages)
+        }
+        if !lastError.isEmpty {
+            writer.key("lastError")
+            writer.string(lastError)
         }
         writer.endObject()
     }

@@ -118,6 +118,8 @@ enum WireSchemas {
             .init(number: 2, name: "price", kind: .message(coinwatch_v1_Decimal)),
             .init(number: 3, name: "source_time_ms", kind: .varint),
             .init(number: 4, name: "sequence", kind: .varint),
+            .init(number: 5, name: "stale", kind: .varint),
+            .init(number: 6, name: "sources", kind: .varint),
             .init(number: 7, name: "snapshot", kind: .varint),
             .init(number: 8, name: "snapshot_end", kind: .varint),
         ]
@@ -250,7 +252,23 @@ enum WireSchemas {
         name: "coinwatch.v1.HealthCheckResponse",
         fields: [
             .init(number: 1, name: "status", kind: .varint),
+            .init(number: 2, name: "feeds", kind: .message(coinwatch_v1_FeedSourceHealth)),
             .init(number: 3, name: "push", kind: .message(coinwatch_v1_PushDeliveryState)),
+        ]
+    )
+
+    static let coinwatch_v1_FeedSourceHealth = WireSchema(
+        name: "coinwatch.v1.FeedSourceHealth",
+        fields: [
+            .init(number: 1, name: "name", kind: .string),
+            .init(number: 2, name: "connected", kind: .varint),
+            .init(number: 3, name: "last_message_age_ms", kind: .varint),
+            .init(number: 4, name: "reconnects", kind: .varint),
+            .init(number: 5, name: "gaps", kind: .varint),
+            .init(number: 6, name: "messages_per_second", kind: .message(coinwatch_v1_Decimal)),
+            .init(number: 7, name: "messages", kind: .varint),
+            .init(number: 8, name: "rejected_messages", kind: .varint),
+            .init(number: 9, name: "last_error", kind: .string),
         ]
     )
 

@@ -35,6 +35,7 @@ public enum V1 {
         V1.GetDeviceResponse.self,
         V1.HealthCheckRequest.self,
         V1.HealthCheckResponse.self,
+        V1.FeedSourceHealth.self,
         V1.PushDeliveryState.self,
         V1.Frame.self,
         V1.Status.self,

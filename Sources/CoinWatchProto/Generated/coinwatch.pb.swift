@@ -508,6 +508,15 @@ extension V1 {
         /// Position in this stream: 1 for the first message, then +1 each, no gaps.
         public var sequence: UInt64 = 0
 
+        /// True when no source has quoted the symbol within the server's max price
+        /// age: price and source_time_ms are the last known ones. A stream gets one
+        /// update when a symbol turns stale and the next price clears it.
+        public var stale: Bool = false
+
+        /// How many sources the price is the median of; 0 = not reported (a price
+        /// from PublishPrices, or restored from the store at start).
+        public var sources: UInt32 = 0
+
         /// Set on the messages of the snapshot a stream starts with: one per followed
         /// symbol that had a price when the stream started, in symbol order, before
         /// any live update (a reader that is slow from the start may get a newer
@@ -526,6 +535,8 @@ extension V1 {
             price: V1.Decimal? = nil,
             sourceTimeMs: Int64 = 0,
             sequence: UInt64 = 0,
+            stale: Bool = false,
+            sources: UInt32 = 0,
             snapshot: Bool = false,
             snapshotEnd: Bool = false
         ) {
@@ -533,6 +544,8 @@ extension V1 {
             self.price = price
             self.sourceTimeMs = sourceTimeMs
             self.sequence = sequence
+            self.stale = stale
+            self.sources = sources
             self.snapshot = snapshot
             self.snapshotEnd = snapshotEnd
         }
@@ -1012,6 +1025,9 @@ extension V1 {
         /// The state.
         public var status: V1.HealthCheckResponse.ServingStatus = .unknown
 
+        /// Each price source, in the order of --feed; empty for --feed none.
+        public var feeds: [V1.FeedSourceHealth] = []
+
         /// Push delivery to APNs: whether it is on, and its counters.
         ///
         /// `nil` when the field is absent from the wire; presence is meaningful.
@@ -1059,9 +1075,11 @@ extension V1 {
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
             status: V1.HealthCheckResponse.ServingStatus = .unknown,
+            feeds: [V1.FeedSourceHealth] = [],
             push: V1.PushDeliveryState? = nil
         ) {
             self.status = status
+            self.feeds = feeds
             self.push = push
         }
     }
@@ -1070,6 +1088,74 @@ extension V1 {
 extension V1.HealthCheckResponse: WireMessage {
     /// The fully qualified protobuf name, used in error messages.
     public static let protoName = "coinwatch.v1.HealthCheckResponse"
+}
+
+extension V1 {
+    /// The state of one price source: a venue connection, or the simulated or
+    /// replayed feed.
+    public struct FeedSourceHealth: Sendable, Hashable {
+        /// The source's name: "binance", "coinbase", "kraken", "finnhub", "sim",
+        /// "replay".
+        public var name: String = ""
+
+        /// Connected and subscribed (a venue), or running (sim, replay).
+        public var connected: Bool = false
+
+        /// Milliseconds since the source's last message of any kind; -1 = none yet.
+        public var lastMessageAgeMs: Int64 = 0
+
+        /// Connections made after the first (each one follows a disconnect).
+        public var reconnects: UInt64 = 0
+
+        /// Numbered messages (trade ids, sequences) found missing.
+        public var gaps: UInt64 = 0
+
+        /// Messages per second over about the last ten seconds.
+        ///
+        /// `nil` when the field is absent from the wire; presence is meaningful.
+        public var messagesPerSecond: V1.Decimal? = nil
+
+        /// Messages received in all.
+        public var messages: UInt64 = 0
+
+        /// Messages that could not be used: malformed, unknown, duplicate or out
+        /// of order, or for an instrument that does not map to a symbol.
+        public var rejectedMessages: UInt64 = 0
+
+        /// Why the last connection attempt or connection failed; empty if none did.
+        public var lastError: String = ""
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            name: String = "",
+            connected: Bool = false,
+            lastMessageAgeMs: Int64 = 0,
+            reconnects: UInt64 = 0,
+            gaps: UInt64 = 0,
+            messagesPerSecond: V1.Decimal? = nil,
+            messages: UInt64 = 0,
+            rejectedMessages: UInt64 = 0,
+            lastError: String = ""
+        ) {
+            self.name = name
+            self.connected = connected
+            self.lastMessageAgeMs = lastMessageAgeMs
+            self.reconnects = reconnects
+            self.gaps = gaps
+            self.messagesPerSecond = messagesPerSecond
+            self.messages = messages
+            self.rejectedMessages = rejectedMessages
+            self.lastError = lastError
+        }
+    }
+}
+
+extension V1.FeedSourceHealth: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.FeedSourceHealth"
 }
 
 extension V1 {

@@ -102,6 +102,8 @@ public struct AlertStats: Sendable, Hashable {
     public var alertsFired: Int
     public var alertsDelivered: Int
     public var subscribers: Int
+    /// Armed sides a price after a stale period reached without firing.
+    public var crossingsSuppressed: Int
 }
 
 /// A live `StreamAlerts` call.

@@ -55,6 +55,8 @@ final class AlertWorker: @unchecked Sendable {
     /// Alert-thread state: last prices and clock not yet written (see `commit`).
     private var unsavedLastPrices: [Symbol: ExactDecimal] = [:]
     private var unsavedClock = false
+    /// Symbols whose feed went stale (`PriceTick.isStale`): their next price is a resumption, which fires nothing.
+    private var staleSymbols = Set<Symbol>()
     private var lastPriceSave: Int64 = 0
     private var stopping = false
     private var started = false
@@ -273,14 +275,24 @@ final class AlertWorker: @unchecked Sendable {
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
         let now = WallClock.milliseconds()
         for tick in ticks {
+            // A stale tick is no price: it says the next one follows a period nobody saw, so a crossing between the
+            // last price and the next must not fire (docs/ALERTS.md, "Stale prices").
+            if tick.isStale {
+                staleSymbols.insert(tick.symbol)
+                continue
+            }
+            let resuming = !staleSymbols.isEmpty && staleSymbols.remove(tick.symbol) != nil
             result.removeAll()
             do {
-                try engine.evaluate(symbol: tick.symbol, price: tick.price, into: &result)
+                try engine.evaluate(symbol: tick.symbol, price: tick.price, resuming: resuming, into: &result)
             } catch {
                 logger.warning("tick not evaluated", ["tick": "\(tick)", "reason": "\(error)"])
                 continue
             }
             stats.ticksEvaluated.add(1, ordering: .relaxed)
+            if result.suppressed > 0 {
+                stats.crossingsSuppressed.add(result.suppressed, ordering: .relaxed)
+            }
             round.lastPrices[tick.symbol] = tick.price
             round.clockChanged = true
             for record in result.armStateChanges {
@@ -454,6 +466,7 @@ final class AlertWorker: @unchecked Sendable {
 /// The atomics behind `AlertStats`.
 final class AlertCounters: Sendable {
     let ticksEvaluated = Atomic<Int>(0)
+    let crossingsSuppressed = Atomic<Int>(0)
     let alertsFired = Atomic<Int>(0)
     let alertsDelivered = Atomic<Int>(0)
     let subscribers = Atomic<Int>(0)
@@ -461,6 +474,7 @@ final class AlertCounters: Sendable {
     var snapshot: AlertStats {
         AlertStats(
             ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
-            alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed))
+            alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
+            crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed))
     }
 }

@@ -1,9 +1,10 @@
+import CoinWatchModel
 import CoinWatchProto
 public import CoinWatchRPC
 
 extension HealthState {
-    /// `Health/Check`: SERVING once the store is open and the feed runs; NOT_FOUND for a service this server does not
-    /// know.
+    /// `Health/Check`: SERVING once the store is open and the feed runs, with the state of each price source;
+    /// NOT_FOUND for a service this server does not know.
     public var methods: [RPCMethod] {
         [
             .unary(V1.Health.check, inline: { request, _ throws(RPCError) in
@@ -11,8 +12,16 @@ extension HealthState {
                     throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
                 }
                 return V1.HealthCheckResponse(
-                    status: self.isServing ? .serving : .notServing, push: self.push)
+                    status: self.isServing ? .serving : .notServing, feeds: self.feedSourceStats.map(Self.wire),
+                    push: self.push)
             }),
         ]
+    }
+
+    static func wire(_ stats: PriceSourceStats) -> V1.FeedSourceHealth {
+        V1.FeedSourceHealth(
+            name: stats.name, connected: stats.isConnected, lastMessageAgeMs: stats.lastMessageAgeMs ?? -1,
+            reconnects: stats.reconnects, gaps: stats.gaps, messagesPerSecond: V1.Decimal(stats.messagesPerSecond),
+            messages: stats.messages, rejectedMessages: stats.rejectedMessages, lastError: stats.lastError)
     }
 }

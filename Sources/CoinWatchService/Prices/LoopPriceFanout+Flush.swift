@@ -73,8 +73,9 @@ extension LoopPriceFanout {
                     let entry = slots[index].symbol
                     guard let price = entry.price else { continue }
                     if onlyChanges {
-                        if slots[index].lastSent == price { continue }
+                        if slots[index].lastSent == price && slots[index].lastSentStale == entry.isStale { continue }
                         slots[index].lastSent = price
+                        slots[index].lastSentStale = entry.isStale
                     }
                     sequence += 1
                     let count: Int
@@ -168,8 +169,9 @@ extension LoopPriceFanout {
                     let entry = entries[Int(tick.entry)]
                     if onlyChanges {
                         let slot = Int(tick.slot)
-                        if slots[slot].lastSent == entry.price { continue }
+                        if slots[slot].lastSent == entry.price && slots[slot].lastSentStale == entry.isStale { continue }
                         slots[slot].lastSent = entry.price
+                        slots[slot].lastSentStale = entry.isStale
                     }
                     sequence += 1
                     let count = PriceUpdateEncoding.writeSequence(sequence, into: suffix)

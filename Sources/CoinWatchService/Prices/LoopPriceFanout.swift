@@ -89,7 +89,9 @@ final class LoopPriceFanout: @unchecked Sendable {
             let entry = table[tick.symbol] ?? addSymbol(tick.symbol)
             // A stream's snapshot may already have brought this loop a newer value (see `subscribe`).
             if entry.price == nil || tick.version >= entry.version {
-                entry.update(price: tick.price, timeMs: tick.timeMs, version: tick.version)
+                entry.update(
+                    price: tick.price, timeMs: tick.timeMs, version: tick.version, sources: tick.sources,
+                    isStale: tick.isStale)
             }
             var logIndex: Int32 = -1
             for interest in entry.interest {
@@ -98,7 +100,9 @@ final class LoopPriceFanout: @unchecked Sendable {
                     guard subscriber.startVersion < tick.version else { return }
                     if subscriber.takesEveryTick {
                         if logIndex < 0 {
-                            logIndex = Int32(log.append(symbol: tick.symbol, price: tick.price, timeMs: tick.timeMs))
+                            logIndex = Int32(log.append(
+                                symbol: tick.symbol, price: tick.price, timeMs: tick.timeMs, sources: tick.sources,
+                                isStale: tick.isStale))
                         }
                         subscriber.pending.append(.init(slot: Int32(interest.slot), entry: logIndex))
                         if !subscriber.isQueued {
@@ -129,7 +133,9 @@ final class LoopPriceFanout: @unchecked Sendable {
         for (symbol, latest) in snapshot {
             let entry = table[symbol] ?? addSymbol(symbol)
             if entry.price == nil || latest.version > entry.version {
-                entry.update(price: latest.price, timeMs: latest.timeMs, version: latest.version)
+                entry.update(
+                    price: latest.price, timeMs: latest.timeMs, version: latest.version, sources: latest.sources,
+                    isStale: latest.isStale)
             }
         }
         let subscriber = PriceSubscriber(stream: stream, startVersion: version, subscription: subscription)

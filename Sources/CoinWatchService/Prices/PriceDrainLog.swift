@@ -12,6 +12,7 @@ struct PriceDrainLog {
         var offset: Int
         var length: Int
         var price: ExactDecimal
+        var isStale: Bool
     }
 
     private(set) var entries: [Entry] = []
@@ -19,15 +20,16 @@ struct PriceDrainLog {
     private var bytes = ByteArena(minimumCapacity: 4096, retainedCapacity: 64 * 1024)
 
     /// Encodes a tick; returns its index.
-    mutating func append(symbol: Symbol, price: ExactDecimal, timeMs: Int64) -> Int {
-        let length = PriceUpdateEncoding.payloadSize(symbol: symbol, price: price, sourceTimeMs: timeMs)
+    mutating func append(symbol: Symbol, price: ExactDecimal, timeMs: Int64, sources: UInt32, isStale: Bool) -> Int {
+        let length = PriceUpdateEncoding.payloadSize(
+            symbol: symbol, price: price, sourceTimeMs: timeMs, sources: sources, stale: isStale)
         let offset = bytes.reserve(length)
         let written = PriceUpdateEncoding.writePayload(
-            symbol: symbol, price: price, sourceTimeMs: timeMs,
+            symbol: symbol, price: price, sourceTimeMs: timeMs, sources: sources, stale: isStale,
             into: UnsafeMutableRawBufferPointer(start: bytes.mutablePointer(at: offset), count: length))
         precondition(written == length, "PriceUpdate size mismatch")
         bytes.commit(length)
-        entries.append(Entry(offset: offset, length: length, price: price))
+        entries.append(Entry(offset: offset, length: length, price: price, isStale: isStale))
         return entries.count - 1
     }
 

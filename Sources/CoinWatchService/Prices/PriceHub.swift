@@ -17,7 +17,7 @@ import Synchronization
 /// let hub = try PriceHub(database: db, onTicks: { ticks in alerts.evaluate(ticks) })
 /// let server = try RPCServer(configuration: config, methods: hub.methods(publishToken: token) + others)
 /// try server.start()
-/// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)
+/// let feed = try FeedSpec(parsing: "sim").makeFeed(hub: hub)   // CoinWatchFeeds
 /// feed.start()
 /// // shutdown: feed.stop(); await server.shutdownGracefully(); hub.close(); db.close()
 /// ```
@@ -38,8 +38,9 @@ public final class PriceHub: Sendable {
     ///
     /// - Parameter onTicks: the alert engine's hook. It receives every published tick (the full stream, never the
     ///   conflated one), in publish order, synchronously on the thread that called `publish` (a feed's thread, or
-    ///   the event loop that runs `PublishPrices`), one publisher at a time. It must be quick, must not call
-    ///   `publish` itself and must not wait for an event loop (a loop may be waiting to publish).
+    ///   the event loop that runs `PublishPrices`), one publisher at a time, including the stale ticks of
+    ///   `markStale` (`PriceTick.isStale`), which are no new price. It must be quick, must not call `publish`
+    ///   itself and must not wait for an event loop (a loop may be waiting to publish).
     public init(
         configuration: Configuration = Configuration(), database: Database? = nil,
         onTicks: (@Sendable ([PriceTick]) -> Void)? = nil
@@ -84,7 +85,9 @@ public final class PriceHub: Sendable {
                         if accepted == nil { accepted = Array(ticks[..<index]) }
                         continue
                     }
-                    state.latest[tick.symbol] = LatestPrice(price: tick.price, timeMs: tick.timeMs, version: version)
+                    state.latest[tick.symbol] = LatestPrice(
+                        price: tick.price, timeMs: tick.timeMs, version: version, sources: tick.sources,
+                        isStale: tick.isStale)
                     accepted?.append(tick)
                 }
                 var targets: [LoopPriceFanout] = []
@@ -102,17 +105,57 @@ public final class PriceHub: Sendable {
             }
             guard !applied.isEmpty else { return 0 }
             counters.publishedTicks.add(applied.count, ordering: .relaxed)
-            // Publishing from an event loop (PublishPrices): that loop wakes the others at the end of its
-            // current round of events, so all the publishes it reads together reach them as one drain, and
-            // it fans out to its own streams only after waking them (they work in parallel).
-            let publishingLoop = targets.first { $0.loop.inEventLoop }
-            for fanout in targets where fanout !== publishingLoop {
-                fanout.post(applied, version: version, deferringWakeTo: publishingLoop?.loop)
-            }
-            publishingLoop?.post(applied, version: version, deferringWakeTo: nil)
-            onTicks?(applied)
+            deliver(applied, version: version, to: targets)
             return applied.count
         }
+    }
+
+    /// Marks symbols stale: no source quotes them any more. Each symbol that has a price and is not stale already
+    /// keeps its last price and time but is flagged, and goes to streams and to the alert hook as one stale tick
+    /// (`PriceTick.isStale`), so every stream gets exactly one update saying so. The next `publish` of the symbol
+    /// clears the flag.
+    ///
+    /// Any thread, like `publish`.
+    /// - Returns: how many symbols turned stale.
+    @discardableResult
+    public func markStale(_ symbols: [Symbol]) -> Int {
+        guard !symbols.isEmpty else { return 0 }
+        return publishOrder.withLock { _ -> Int in
+            let outcome = state.withLock { state -> (UInt64, [PriceTick], [LoopPriceFanout])? in
+                guard !state.isClosed else { return nil }
+                var stale: [PriceTick] = []
+                for symbol in symbols {
+                    guard var latest = state.latest[symbol], !latest.isStale else { continue }
+                    if stale.isEmpty { state.version += 1 }
+                    latest.isStale = true
+                    latest.version = state.version
+                    state.latest[symbol] = latest
+                    stale.append(PriceTick(
+                        symbol: symbol, price: latest.price, timeMs: latest.timeMs, sources: 0, isStale: true))
+                }
+                var targets: [LoopPriceFanout] = []
+                for index in state.fanouts.indices where state.subscriberCounts[index] > 0 {
+                    targets.append(state.fanouts[index])
+                }
+                return (state.version, stale, targets)
+            }
+            guard let (version, stale, targets) = outcome, !stale.isEmpty else { return 0 }
+            deliver(stale, version: version, to: targets)
+            return stale.count
+        }
+    }
+
+    /// Hands an applied batch to every loop with streams and to the alert hook. Under `publishOrder`.
+    private func deliver(_ applied: [PriceTick], version: UInt64, to targets: [LoopPriceFanout]) {
+        // Publishing from an event loop (PublishPrices): that loop wakes the others at the end of its
+        // current round of events, so all the publishes it reads together reach them as one drain, and
+        // it fans out to its own streams only after waking them (they work in parallel).
+        let publishingLoop = targets.first { $0.loop.inEventLoop }
+        for fanout in targets where fanout !== publishingLoop {
+            fanout.post(applied, version: version, deferringWakeTo: publishingLoop?.loop)
+        }
+        publishingLoop?.post(applied, version: version, deferringWakeTo: nil)
+        onTicks?(applied)
     }
 
     // MARK: Reading
@@ -133,13 +176,15 @@ public final class PriceHub: Sendable {
         return entries
             .filter { seen.insert($0.0).inserted }
             .sorted { $0.0 < $1.0 }
-            .map { PriceTick(symbol: $0.0, price: $0.1.price, timeMs: $0.1.timeMs) }
+            .map { PriceTick(symbol: $0.0, price: $0.1.price, timeMs: $0.1.timeMs, sources: $0.1.sources, isStale: $0.1.isStale) }
     }
 
     /// The latest price of one symbol.
     public func latestPrice(of symbol: Symbol) -> PriceTick? {
         state.withLock { state in
-            state.latest[symbol].map { PriceTick(symbol: symbol, price: $0.price, timeMs: $0.timeMs) }
+            state.latest[symbol].map {
+                PriceTick(symbol: symbol, price: $0.price, timeMs: $0.timeMs, sources: $0.sources, isStale: $0.isStale)
+            }
         }
     }
 
@@ -223,6 +268,7 @@ public final class PriceHub: Sendable {
         state.withLock { state in
             guard state.version > version else { return (version, []) }
             var changed: [PriceTick] = []
+            // A stale mark changes no price; writing it again is harmless.
             for (symbol, latest) in state.latest where latest.version > version {
                 changed.append(PriceTick(symbol: symbol, price: latest.price, timeMs: latest.timeMs))
             }

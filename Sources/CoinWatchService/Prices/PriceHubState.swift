@@ -7,6 +7,9 @@ struct LatestPrice: Sendable, Hashable {
     var timeMs: Int64
     /// The hub's publish counter when this price was set; 0 for prices loaded from the store.
     var version: UInt64
+    var sources: UInt32 = 0
+    var isStale = false
+
 }
 
 /// One published tick waiting in a loop's mailbox, with the version of the publish that carried it.
@@ -15,6 +18,17 @@ struct MailboxTick: Sendable {
     var price: ExactDecimal
     var timeMs: Int64
     var version: UInt64
+    var sources: UInt32
+    var isStale: Bool
+
+    init(_ tick: PriceTick, version: UInt64) {
+        symbol = tick.symbol
+        price = tick.price
+        timeMs = tick.timeMs
+        self.version = version
+        sources = tick.sources
+        isStale = tick.isStale
+    }
 }
 
 /// Ticks published for one loop and not yet taken by it, in publish order.
@@ -36,7 +50,7 @@ struct FanoutMailbox {
         if var positions {
             self.positions = nil
             for tick in batch {
-                let entry = MailboxTick(symbol: tick.symbol, price: tick.price, timeMs: tick.timeMs, version: version)
+                let entry = MailboxTick(tick, version: version)
                 if let index = positions[tick.symbol] {
                     ticks[index] = entry
                 } else {
@@ -49,7 +63,7 @@ struct FanoutMailbox {
         }
         ticks.reserveCapacity(ticks.count + batch.count)
         for tick in batch {
-            ticks.append(MailboxTick(symbol: tick.symbol, price: tick.price, timeMs: tick.timeMs, version: version))
+            ticks.append(MailboxTick(tick, version: version))
         }
         if ticks.count > limit {
             conflate()

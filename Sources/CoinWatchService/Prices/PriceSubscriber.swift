@@ -21,6 +21,8 @@ final class PriceSubscriber {
         var interestIndex: Int
         var isDirty = false
         var lastSent: ExactDecimal?
+        /// Whether the last update sent marked the symbol stale (`only_changes` never hides a change of staleness).
+        var lastSentStale = false
     }
 
     let stream: ServerStream
@@ -112,6 +114,8 @@ final class LoopSymbol {
     private(set) var price: ExactDecimal?
     private(set) var timeMs: Int64 = 0
     private(set) var version: UInt64 = 0
+    private(set) var sources: UInt32 = 0
+    private(set) var isStale = false
     var interest: [Interest] = []
     private var encoded: SharedBytes?
 
@@ -119,17 +123,20 @@ final class LoopSymbol {
         self.symbol = symbol
     }
 
-    func update(price: ExactDecimal, timeMs: Int64, version: UInt64) {
+    func update(price: ExactDecimal, timeMs: Int64, version: UInt64, sources: UInt32, isStale: Bool) {
         self.price = price
         self.timeMs = timeMs
         self.version = version
+        self.sources = sources
+        self.isStale = isStale
         encoded = nil
     }
 
     /// The `PriceUpdate` without its sequence number, encoded on first use after each change.
     func payload(_ price: ExactDecimal) -> SharedBytes {
         if let encoded { return encoded }
-        let bytes = PriceUpdateEncoding.payload(symbol: symbol, price: price, sourceTimeMs: timeMs)
+        let bytes = PriceUpdateEncoding.payload(
+            symbol: symbol, price: price, sourceTimeMs: timeMs, sources: sources, stale: isStale)
         encoded = bytes
         return bytes
     }

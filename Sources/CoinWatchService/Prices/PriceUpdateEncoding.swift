@@ -2,11 +2,11 @@ import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 
-/// Writes the shared part of a `coinwatch.v1.PriceUpdate` (symbol, price, source time) and the per-stream
-/// sequence-number suffix by hand.
+/// Writes the shared part of a `coinwatch.v1.PriceUpdate` (symbol, price, source time, stale, sources) and the
+/// per-stream sequence-number suffix by hand.
 ///
 /// The fan-out encodes each changed price once per loop and every subscriber's frame references the same bytes,
-/// so this is on the hot path; the message is four scalar fields, which is cheaper to lay out directly than to
+/// so this is on the hot path; the message is a few scalar fields, which is cheaper to lay out directly than to
 /// build through the generated encoder. The tests decode the result with the generated decoder.
 enum PriceUpdateEncoding {
     /// `PriceUpdate.sequence` is field 4, varint: tag `4 << 3 | 0`.
@@ -17,28 +17,36 @@ enum PriceUpdateEncoding {
     /// Tag byte plus the longest varint, then the two snapshot flags.
     static let maxSuffixBytes = 15
 
-    /// Fields 1–3 of a `PriceUpdate`; `sequence` (field 4) is left to the suffix.
-    static func payload(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> SharedBytes {
-        let count = payloadSize(symbol: symbol, price: price, sourceTimeMs: sourceTimeMs)
+    /// Fields 1–3, 5 and 6 of a `PriceUpdate`; `sequence` (field 4) is left to the suffix.
+    static func payload(
+        symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, sources: UInt32 = 0, stale: Bool = false
+    ) -> SharedBytes {
+        let count = payloadSize(symbol: symbol, price: price, sourceTimeMs: sourceTimeMs, sources: sources, stale: stale)
         return SharedBytes(count: count) { buffer in
-            let written = writePayload(symbol: symbol, price: price, sourceTimeMs: sourceTimeMs, into: buffer)
+            let written = writePayload(
+                symbol: symbol, price: price, sourceTimeMs: sourceTimeMs, sources: sources, stale: stale, into: buffer)
             precondition(written == count, "PriceUpdate size mismatch")
         }
     }
 
     /// The size `writePayload` needs for these fields.
-    static func payloadSize(symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64) -> Int {
+    static func payloadSize(
+        symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, sources: UInt32 = 0, stale: Bool = false
+    ) -> Int {
         let symbolBytes = symbol.rawValue.utf8.count
         let decimalBytes = decimalSize(price)
         let time = UInt64(bitPattern: sourceTimeMs)
         return 1 + Varint.size(UInt64(symbolBytes)) + symbolBytes
             + 1 + Varint.size(UInt64(decimalBytes)) + decimalBytes
             + (time == 0 ? 0 : 1 + Varint.size(time))
+            + (stale ? 2 : 0)
+            + (sources == 0 ? 0 : 1 + Varint.size(UInt64(sources)))
     }
 
-    /// Writes fields 1–3 into `buffer` (at least `payloadSize` long); returns the bytes written.
+    /// Writes fields 1–3, 5 and 6 into `buffer` (at least `payloadSize` long); returns the bytes written.
     static func writePayload(
-        symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, into buffer: UnsafeMutableRawBufferPointer
+        symbol: Symbol, price: ExactDecimal, sourceTimeMs: Int64, sources: UInt32 = 0, stale: Bool = false,
+        into buffer: UnsafeMutableRawBufferPointer
     ) -> Int {
         let zigzag = Varint.zigzag(price.mantissa)
         let scale = UInt64(price.scale)
@@ -68,6 +76,14 @@ enum PriceUpdateEncoding {
         if time != 0 {
             byte(0x18)  // 3: source_time_ms, int64
             varint(time)
+        }
+        if stale {
+            byte(0x28)  // 5: stale, bool
+            byte(1)
+        }
+        if sources != 0 {
+            byte(0x30)  // 6: sources, uint32
+            varint(UInt64(sources))
         }
         return cursor - start
     }

@@ -124,7 +124,8 @@ struct CommandTests {
         #expect(object["status"] as? String == "SERVING")
         #expect(object["server"] as? String == server.address)
         #expect(object["server_name"] as? String == "coinwatchd")
-        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version", "push"])
+        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version", "feeds", "push"])
+        #expect(object["feeds"] is [Any])
         let push = try #require(object["push"] as? [String: Any])
         #expect(push["enabled"] as? Bool == false)
         #expect(Set(push.keys) == [

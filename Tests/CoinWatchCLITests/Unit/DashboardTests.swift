@@ -108,6 +108,33 @@ struct DashboardTests {
         #expect(lines[9] == "● connected to 127.0.0.1:7878 · gaps 0 · q quit")
     }
 
+    @Test("a stale symbol says so where its age is, keeps its price and history, and the next price clears it")
+    func stale() {
+        let start = ContinuousClock.now
+        var model = sampleModel(start)
+        var mark = update("BTC", "64250.5", 5)
+        mark.stale = true
+        model.apply(mark, at: start + .seconds(3))
+        var unseen = update("SOL", "145", 6)
+        unseen.stale = true
+        model.apply(unseen, at: start + .seconds(3))
+        #expect(model.rows["BTC"]?.isStale == true)
+        #expect(model.rows["BTC"]?.history == ["64000", "64250.5"].map(price))
+        #expect(model.rows["SOL"]?.isStale == true)
+        let lines = DashboardView.render(model, now: start + .seconds(4), rows: 10, columns: 90, color: false)
+        #expect(lines[2].hasPrefix("BTC     64250.5  ▲ +250.5  +0.39%"))
+        #expect(lines[2].contains("STALE 3.0s"))
+        #expect(!lines[3].contains("STALE"))
+        #expect(lines[4].hasPrefix("SOL") && lines[4].contains("STALE"))
+        var fresh = update("BTC", "64300", 7)
+        fresh.sources = 3
+        model.apply(fresh, at: start + .seconds(5))
+        #expect(model.rows["BTC"]?.isStale == false)
+        #expect(model.rows["BTC"]?.sources == 3)
+        let after = DashboardView.render(model, now: start + .seconds(5), rows: 10, columns: 90, color: false)
+        #expect(!after[2].contains("STALE"))
+    }
+
     @Test("columns keep their place from frame to frame, and percentages line up across rows")
     func stableColumns() {
         let start = ContinuousClock.now

@@ -62,6 +62,16 @@ struct OutputTests {
         #expect(Presenter.updateLine(update) == "BTC 64250.5 seq=12 time=2023-11-14T22:13:20.000Z")
         #expect(Presenter.updateJSON(update).description
             == #"{"symbol":"BTC","price":"64250.5","source_time_ms":1700000000000,"sequence":12}"#)
+        var stale = update
+        stale.stale = true
+        stale.sources = 0
+        #expect(Presenter.updateLine(stale) == "BTC 64250.5 seq=12 time=2023-11-14T22:13:20.000Z stale")
+        var median = update
+        median.sources = 3
+        #expect(Presenter.updateLine(median) == "BTC 64250.5 seq=12 time=2023-11-14T22:13:20.000Z sources=3")
+        #expect(Presenter.updateJSON(stale).description
+            == #"{"symbol":"BTC","price":"64250.5","source_time_ms":1700000000000,"sequence":12,"stale":true}"#)
+        #expect(Presenter.updateJSON(median).description.hasSuffix(#""sequence":12,"sources":3}"#))
         let alert = V1.Alert(
             id: "a1", deviceID: "phone-1", symbol: "BTC", direction: .below, threshold: try decimal("60000"),
             price: try decimal("59999.99"), timeMs: 1_700_000_000_000, idempotencyKey: "k", apnsPayloadJSON: "{}",
@@ -118,5 +128,26 @@ struct OutputTests {
             {"prices":[{"symbol":"BTC","price":"64250.5","time_ms":1700000000000},\
             {"symbol":"DOGE","price":"0.1234","time_ms":1700000000000}]}
             """)
+    }
+
+    @Test("health lists each price source")
+    func healthSources() throws {
+        let feeds = [
+            V1.FeedSourceHealth(
+                name: "binance", connected: true, lastMessageAgeMs: 420, reconnects: 2, gaps: 1,
+                messagesPerSecond: try decimal("12.3"), messages: 900, rejectedMessages: 4, lastError: "no message for 30 s"),
+            V1.FeedSourceHealth(name: "kraken", connected: false, lastMessageAgeMs: -1, messagesPerSecond: try decimal("0")),
+        ]
+        let text = Presenter.healthText(
+            status: .serving, address: "127.0.0.1:7878", serverName: "coinwatchd", serverVersion: "1.0", feeds: feeds)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "SERVING — coinwatchd 1.0 at 127.0.0.1:7878")
+        #expect(lines[1].hasPrefix("SOURCE   CONNECTED  LAST MESSAGE  MSG/S  RECONNECTS  GAPS  REJECTED  LAST ERROR"))
+        #expect(lines[2] == "binance  yes           0.4 s ago   12.3           2     1         4  no message for 30 s")
+        #expect(lines[3] == "kraken   no                never    0             0     0         0  -")
+        let json = Presenter.healthJSON(
+            status: .serving, address: "a", serverName: "n", serverVersion: "v", feeds: [feeds[0]]).description
+        #expect(json.contains(#""feeds":[{"name":"binance","connected":true,"last_message_age_ms":420,"messages_per_second":"12.3","messages":900,"reconnects":2,"gaps":1,"rejected_messages":4,"last_error":"no message for 30 s"}]"#))
+        #expect(Presenter.healthText(status: .serving, address: "a", serverName: "", serverVersion: "") == "SERVING — server at a\n")
     }
 }

@@ -170,6 +170,8 @@ extension V1.PriceUpdate: RandomMessage {
         }
         m.sourceTimeMs = g.integer(filled: filled)
         m.sequence = g.integer(filled: filled)
+        m.stale = g.bool(filled: filled)
+        m.sources = g.integer(filled: filled)
         m.snapshot = g.bool(filled: filled)
         m.snapshotEnd = g.bool(filled: filled)
         return m
@@ -361,9 +363,32 @@ extension V1.HealthCheckResponse: RandomMessage {
     static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
         var m = Self()
         m.status = g.enumValue(V1.HealthCheckResponse.ServingStatus.knownValues, filled: filled)
+        m.feeds = g.array(filled: filled) { g, filled in
+            V1.FeedSourceHealth.random(using: &g, filled: filled, depth: depth + 1)
+        }
         m.push = g.optional(filled: filled) { g, filled in
             V1.PushDeliveryState.random(using: &g, filled: filled, depth: depth + 1)
         }
+        return m
+    }
+}
+
+extension V1.FeedSourceHealth: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.name = g.string(filled: filled)
+        m.connected = g.bool(filled: filled)
+        m.lastMessageAgeMs = g.integer(filled: filled)
+        m.reconnects = g.integer(filled: filled)
+        m.gaps = g.integer(filled: filled)
+        m.messagesPerSecond = g.optional(filled: filled) { g, filled in
+            V1.Decimal.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        m.messages = g.integer(filled: filled)
+        m.rejectedMessages = g.integer(filled: filled)
+        m.lastError = g.string(filled: filled)
         return m
     }
 }

@@ -2,6 +2,7 @@ import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchStore
+import CoinWatchTestSupport
 import Dispatch
 import Glibc
 import Synchronization
@@ -33,13 +34,7 @@ enum PriceFixtures {
 
     /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns the last answer.
     static func eventually(timeout: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return await condition()
+        await Polling.eventually(timeout: timeout, condition)
     }
 }
 

@@ -33,4 +33,15 @@ struct PriceUpdateEncodingTests {
         let generated = V1.PriceUpdate(symbol: symbol, price: F.wire(price), sourceTimeMs: time).serializedBytes()
         #expect(payload.bytes == generated)
     }
+
+    @Test(arguments: [(UInt32(0), true), (1, false), (3, true), (UInt32.max, false), (200, true)])
+    func staleAndSourcesDecodeThroughTheGeneratedDecoder(_ sources: UInt32, _ stale: Bool) throws {
+        let payload = PriceUpdateEncoding.payload(
+            symbol: F.symbol("BTC"), price: F.price("64250.5"), sourceTimeMs: 5, sources: sources, stale: stale)
+        let decoded = try V1.PriceUpdate(serializedBytes: payload.bytes)
+        #expect(decoded == V1.PriceUpdate(
+            symbol: "BTC", price: F.wire("64250.5"), sourceTimeMs: 5, stale: stale, sources: sources))
+        #expect(payload.count == PriceUpdateEncoding.payloadSize(
+            symbol: F.symbol("BTC"), price: F.price("64250.5"), sourceTimeMs: 5, sources: sources, stale: stale))
+    }
 }

@@ -1234,6 +1234,51 @@ void   coinwatch__v1__health_check_response__free_unpacked
   assert(message->base.descriptor == &coinwatch__v1__health_check_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   coinwatch__v1__feed_source_health__init
+                     (Coinwatch__V1__FeedSourceHealth         *message)
+{
+  static const Coinwatch__V1__FeedSourceHealth init_value = COINWATCH__V1__FEED_SOURCE_HEALTH__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__feed_source_health__get_packed_size
+                     (const Coinwatch__V1__FeedSourceHealth *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__feed_source_health__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__feed_source_health__pack
+                     (const Coinwatch__V1__FeedSourceHealth *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__feed_source_health__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__feed_source_health__pack_to_buffer
+                     (const Coinwatch__V1__FeedSourceHealth *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__feed_source_health__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__FeedSourceHealth *
+       coinwatch__v1__feed_source_health__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__FeedSourceHealth *)
+     protobuf_c_message_unpack (&coinwatch__v1__feed_source_health__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__feed_source_health__free_unpacked
+                     (Coinwatch__V1__FeedSourceHealth *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__feed_source_health__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   coinwatch__v1__push_delivery_state__init
                      (Coinwatch__V1__PushDeliveryState         *message)
 {
@@ -1981,7 +2026,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__stream_prices_request__descripto
   (ProtobufCMessageInit) coinwatch__v1__stream_prices_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descriptors[6] =
+static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descriptors[8] =
 {
   {
     "symbol",
@@ -2032,6 +2077,30 @@ static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descrip
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "stale",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PriceUpdate, stale),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sources",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PriceUpdate, sources),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "snapshot",
     7,
     PROTOBUF_C_LABEL_NONE,
@@ -2059,16 +2128,17 @@ static const ProtobufCFieldDescriptor coinwatch__v1__price_update__field_descrip
 static const unsigned coinwatch__v1__price_update__field_indices_by_name[] = {
   1,   /* field[1] = price */
   3,   /* field[3] = sequence */
-  4,   /* field[4] = snapshot */
-  5,   /* field[5] = snapshot_end */
+  6,   /* field[6] = snapshot */
+  7,   /* field[7] = snapshot_end */
   2,   /* field[2] = source_time_ms */
+  5,   /* field[5] = sources */
+  4,   /* field[4] = stale */
   0,   /* field[0] = symbol */
 };
-static const ProtobufCIntRange coinwatch__v1__price_update__number_ranges[2 + 1] =
+static const ProtobufCIntRange coinwatch__v1__price_update__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 7, 4 },
-  { 0, 6 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__price_update__descriptor =
 {
@@ -2078,10 +2148,10 @@ const ProtobufCMessageDescriptor coinwatch__v1__price_update__descriptor =
   "Coinwatch__V1__PriceUpdate",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__PriceUpdate),
-  6,
+  8,
   coinwatch__v1__price_update__field_descriptors,
   coinwatch__v1__price_update__field_indices_by_name,
-  2,  coinwatch__v1__price_update__number_ranges,
+  1,  coinwatch__v1__price_update__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__price_update__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2972,7 +3042,7 @@ const ProtobufCEnumDescriptor coinwatch__v1__health_check_response__serving_stat
   coinwatch__v1__health_check_response__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[3] =
 {
   {
     "status",
@@ -2982,6 +3052,18 @@ static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__fiel
     0,   /* quantifier_offset */
     offsetof(Coinwatch__V1__HealthCheckResponse, status),
     &coinwatch__v1__health_check_response__serving_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "feeds",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Coinwatch__V1__HealthCheckResponse, n_feeds),
+    offsetof(Coinwatch__V1__HealthCheckResponse, feeds),
+    &coinwatch__v1__feed_source_health__descriptor,
     NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -3000,14 +3082,14 @@ static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__fiel
   },
 };
 static const unsigned coinwatch__v1__health_check_response__field_indices_by_name[] = {
-  1,   /* field[1] = push */
+  1,   /* field[1] = feeds */
+  2,   /* field[2] = push */
   0,   /* field[0] = status */
 };
-static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[2 + 1] =
+static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 3, 1 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor =
 {
@@ -3017,11 +3099,153 @@ const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descripto
   "Coinwatch__V1__HealthCheckResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__HealthCheckResponse),
-  2,
+  3,
   coinwatch__v1__health_check_response__field_descriptors,
   coinwatch__v1__health_check_response__field_indices_by_name,
-  2,  coinwatch__v1__health_check_response__number_ranges,
+  1,  coinwatch__v1__health_check_response__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__health_check_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__feed_source_health__field_descriptors[9] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "connected",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, connected),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_message_age_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, last_message_age_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reconnects",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, reconnects),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gaps",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, gaps),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "messages_per_second",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, messages_per_second),
+    &coinwatch__v1__decimal__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "messages",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, messages),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rejected_messages",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, rejected_messages),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_error",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__FeedSourceHealth, last_error),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__feed_source_health__field_indices_by_name[] = {
+  1,   /* field[1] = connected */
+  4,   /* field[4] = gaps */
+  8,   /* field[8] = last_error */
+  2,   /* field[2] = last_message_age_ms */
+  6,   /* field[6] = messages */
+  5,   /* field[5] = messages_per_second */
+  0,   /* field[0] = name */
+  3,   /* field[3] = reconnects */
+  7,   /* field[7] = rejected_messages */
+};
+static const ProtobufCIntRange coinwatch__v1__feed_source_health__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__feed_source_health__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.FeedSourceHealth",
+  "FeedSourceHealth",
+  "Coinwatch__V1__FeedSourceHealth",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__FeedSourceHealth),
+  9,
+  coinwatch__v1__feed_source_health__field_descriptors,
+  coinwatch__v1__feed_source_health__field_indices_by_name,
+  1,  coinwatch__v1__feed_source_health__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__feed_source_health__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor coinwatch__v1__push_delivery_state__field_descriptors[12] =

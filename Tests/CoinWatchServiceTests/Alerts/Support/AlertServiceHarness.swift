@@ -22,7 +22,6 @@ final class AlertServiceHarness: Sendable {
         self.path = path
         database = try Database(path: path)
         var configuration = CoinWatchService.Configuration()
-        configuration.feed = "none"
         configure(&configuration)
         do {
             service = try CoinWatchService(database: database, configuration: configuration)

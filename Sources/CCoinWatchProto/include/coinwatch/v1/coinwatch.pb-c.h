@@ -44,6 +44,7 @@ typedef struct Coinwatch__V1__GetDeviceRequest Coinwatch__V1__GetDeviceRequest;
 typedef struct Coinwatch__V1__GetDeviceResponse Coinwatch__V1__GetDeviceResponse;
 typedef struct Coinwatch__V1__HealthCheckRequest Coinwatch__V1__HealthCheckRequest;
 typedef struct Coinwatch__V1__HealthCheckResponse Coinwatch__V1__HealthCheckResponse;
+typedef struct Coinwatch__V1__FeedSourceHealth Coinwatch__V1__FeedSourceHealth;
 typedef struct Coinwatch__V1__PushDeliveryState Coinwatch__V1__PushDeliveryState;
 
 
@@ -429,6 +430,17 @@ struct  Coinwatch__V1__PriceUpdate
    */
   uint64_t sequence;
   /*
+   * True when no source has quoted the symbol within the server's max price
+   * age: price and source_time_ms are the last known ones. A stream gets one
+   * update when a symbol turns stale and the next price clears it.
+   */
+  protobuf_c_boolean stale;
+  /*
+   * How many sources the price is the median of; 0 = not reported (a price
+   * from PublishPrices, or restored from the store at start).
+   */
+  uint32_t sources;
+  /*
    * Set on the messages of the snapshot a stream starts with: one per followed
    * symbol that had a price when the stream started, in symbol order, before
    * any live update (a reader that is slow from the start may get a newer
@@ -442,7 +454,7 @@ struct  Coinwatch__V1__PriceUpdate
 };
 #define COINWATCH__V1__PRICE_UPDATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__price_update__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, NULL, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -790,13 +802,69 @@ struct  Coinwatch__V1__HealthCheckResponse
    */
   Coinwatch__V1__HealthCheckResponse__ServingStatus status;
   /*
+   * Each price source, in the order of --feed; empty for --feed none.
+   */
+  size_t n_feeds;
+  Coinwatch__V1__FeedSourceHealth **feeds;
+  /*
    * Push delivery to APNs: whether it is on, and its counters.
    */
   Coinwatch__V1__PushDeliveryState *push;
 };
 #define COINWATCH__V1__HEALTH_CHECK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__health_check_response__descriptor) \
-    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, NULL }
+    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, 0,NULL, NULL }
+
+
+/*
+ * The state of one price source: a venue connection, or the simulated or
+ * replayed feed.
+ */
+struct  Coinwatch__V1__FeedSourceHealth
+{
+  ProtobufCMessage base;
+  /*
+   * The source's name: "binance", "coinbase", "kraken", "finnhub", "sim",
+   * "replay".
+   */
+  char *name;
+  /*
+   * Connected and subscribed (a venue), or running (sim, replay).
+   */
+  protobuf_c_boolean connected;
+  /*
+   * Milliseconds since the source's last message of any kind; -1 = none yet.
+   */
+  int64_t last_message_age_ms;
+  /*
+   * Connections made after the first (each one follows a disconnect).
+   */
+  uint64_t reconnects;
+  /*
+   * Numbered messages (trade ids, sequences) found missing.
+   */
+  uint64_t gaps;
+  /*
+   * Messages per second over about the last ten seconds.
+   */
+  Coinwatch__V1__Decimal *messages_per_second;
+  /*
+   * Messages received in all.
+   */
+  uint64_t messages;
+  /*
+   * Messages that could not be used: malformed, unknown, duplicate or out
+   * of order, or for an instrument that does not map to a symbol.
+   */
+  uint64_t rejected_messages;
+  /*
+   * Why the last connection attempt or connection failed; empty if none did.
+   */
+  char *last_error;
+};
+#define COINWATCH__V1__FEED_SOURCE_HEALTH__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__feed_source_health__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, NULL, 0, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -1380,6 +1448,25 @@ Coinwatch__V1__HealthCheckResponse *
 void   coinwatch__v1__health_check_response__free_unpacked
                      (Coinwatch__V1__HealthCheckResponse *message,
                       ProtobufCAllocator *allocator);
+/* Coinwatch__V1__FeedSourceHealth methods */
+void   coinwatch__v1__feed_source_health__init
+                     (Coinwatch__V1__FeedSourceHealth         *message);
+size_t coinwatch__v1__feed_source_health__get_packed_size
+                     (const Coinwatch__V1__FeedSourceHealth   *message);
+size_t coinwatch__v1__feed_source_health__pack
+                     (const Coinwatch__V1__FeedSourceHealth   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__feed_source_health__pack_to_buffer
+                     (const Coinwatch__V1__FeedSourceHealth   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__FeedSourceHealth *
+       coinwatch__v1__feed_source_health__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__feed_source_health__free_unpacked
+                     (Coinwatch__V1__FeedSourceHealth *message,
+                      ProtobufCAllocator *allocator);
 /* Coinwatch__V1__PushDeliveryState methods */
 void   coinwatch__v1__push_delivery_state__init
                      (Coinwatch__V1__PushDeliveryState         *message);
@@ -1487,6 +1574,9 @@ typedef void (*Coinwatch__V1__HealthCheckRequest_Closure)
                   void *closure_data);
 typedef void (*Coinwatch__V1__HealthCheckResponse_Closure)
                  (const Coinwatch__V1__HealthCheckResponse *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__FeedSourceHealth_Closure)
+                 (const Coinwatch__V1__FeedSourceHealth *message,
                   void *closure_data);
 typedef void (*Coinwatch__V1__PushDeliveryState_Closure)
                  (const Coinwatch__V1__PushDeliveryState *message,
@@ -1653,6 +1743,7 @@ extern const ProtobufCMessageDescriptor coinwatch__v1__get_device_response__desc
 extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_request__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor;
 extern const ProtobufCEnumDescriptor    coinwatch__v1__health_check_response__serving_status__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__feed_source_health__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__push_delivery_state__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__coin_watch__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__health__descriptor;

@@ -1,0 +1,527 @@
+import CoinWatchCore
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchService
+
+/// One live venue: a WebSocket connection that subscribes, reads trades into a price sink, judges its own
+/// liveness and reconnects with backoff. Everything runs on one thread (the feeds' event loop in production, a
+/// manual scheduler in tests); nothing here blocks it.
+///
+/// Liveness: any input (a message, a venue heartbeat, a ping, a pong) proves the connection alive. After
+/// `pingAfter` of silence a WebSocket ping goes out, so a quiet channel answers with a pong instead of being
+/// mistaken for a dead one; after `deadline` of silence the connection is given up and replaced. The upgrade
+/// (with the TCP connect and any TLS handshake) must finish within `handshakeTimeout`.
+///
+/// Failures: every way a connection ends (refused, reset, a venue close, a protocol violation, a message over the
+/// limit, a binary frame, the deadline) leads to one reconnect after a `Backoff` wait, with the venue's
+/// subscriptions sent again. Rejected messages (malformed, unknown, an unmapped instrument, a duplicate or an
+/// out-of-order number) are counted and skipped; they do not end the connection. Log lines of each kind are rate
+/// limited.
+final class VenueSource: FeedTransportDelegate {
+    struct Configuration {
+        /// The endpoint as configured (before the adapter adds what it needs, such as Finnhub's token).
+        var url: WebSocketURL
+        /// What to subscribe to: the venue's instrument for each symbol.
+        var instruments: [(instrument: String, symbol: Symbol)]
+        var liveness: VenueLiveness
+        var backoff = Backoff.Configuration()
+        var maxMessageBytes = 1 << 20
+        var handshakeTimeout: Duration = .seconds(15)
+        /// How long a stopping source waits for its close handshake.
+        var stopTimeout: Duration = .seconds(2)
+        var userAgent = "coinwatchd"
+    }
+
+    enum Phase: Equatable {
+        case idle, connecting, handshaking, open, waiting, stopped
+    }
+
+    let adapter: any VenueAdapter
+    let configuration: Configuration
+    let symbolMap: SymbolMap
+    let sink: any PriceSink
+    let stats: SourceStatsRecorder
+    let scheduler: any FeedScheduler
+    let dialer: any FeedDialer
+    let sha1: ([UInt8]) -> [UInt8]
+    let keyBytes: () -> [UInt8]
+    let logger: Logger
+
+    private(set) var phase = Phase.idle
+    private var transport: (any FeedTransport)?
+    private var client: WebSocketClient?
+    private var backoff: Backoff
+    private var sequences = SequenceTracker()
+    private var log = RateLimitedLog()
+    /// Symbols by the exact instrument subscribed to.
+    private let subscribed: [String: Symbol]
+    private var connections = 0
+    private var lastActivityNanos: Int64 = 0
+    private var pingOutstanding = false
+    private var livenessTimer: FeedTimer?
+    private var handshakeTimer: FeedTimer?
+    private var reconnectTimer: FeedTimer?
+    private var stopTimer: FeedTimer?
+    private var onStopped: (() -> Void)?
+    /// Why the current connection is ending, when this side decided it (set before closing the transport).
+    private var ending: (failure: Backoff.Failure, reason: String)?
+    /// Prices of the read being handled, published together at its end.
+    private var pending: [PriceTick] = []
+    private var pendingMessages = 0
+    /// Whether the current connection has delivered data (resets the backoff).
+    private var delivered = false
+
+    init(
+        adapter: any VenueAdapter, configuration: Configuration, symbolMap: SymbolMap, sink: any PriceSink,
+        stats: SourceStatsRecorder, scheduler: any FeedScheduler, dialer: any FeedDialer,
+        sha1: @escaping ([UInt8]) -> [UInt8], keyBytes: @escaping () -> [UInt8] = FeedCrypto.webSocketKey,
+        logger: Logger,
+        random: @escaping @Sendable (Int64) -> Int64 = { Int64.random(in: 0...$0) }
+    ) {
+        self.adapter = adapter
+        self.configuration = configuration
+        self.symbolMap = symbolMap
+        self.sink = sink
+        self.stats = stats
+        self.scheduler = scheduler
+        self.dialer = dialer
+        self.sha1 = sha1
+        self.keyBytes = keyBytes
+        self.logger = logger
+        backoff = Backoff(configuration: configuration.backoff, random: random)
+        var subscribed: [String: Symbol] = [:]
+        for (instrument, symbol) in configuration.instruments {
+            subscribed[instrument] = symbol
+        }
+        self.subscribed = subscribed
+    }
+
+    private var now: Int64 { scheduler.clock.monotonicNanos() }
+
+    // MARK: Lifecycle
+
+    func start() {
+        guard phase == .idle else { return }
+        connect()
+    }
+
+    /// Closes the connection (a close frame with 1001 where one is open, bounded by `stopTimeout`) and calls `done`
+    /// once the transport is closed. No reconnect follows.
+    func stop(_ done: @escaping () -> Void) {
+        guard phase != .stopped else {
+            done()
+            return
+        }
+        phase = .stopped
+        cancelTimers()
+        stats.update { $0.isConnected = false }
+        guard let transport else {
+            done()
+            return
+        }
+        onStopped = done
+        if client?.state == .open {
+            client?.close(code: WebSocketCloseCode.goingAway, reason: "shutting down")
+            flush()
+            stopTimer = scheduler.schedule(afterNanoseconds: configuration.stopTimeout.inNanoseconds) { [weak self] in
+                self?.transport?.close(afterFlush: false)
+            }
+            transport.close(afterFlush: true)
+        } else {
+            transport.close(afterFlush: false)
+        }
+    }
+
+    // MARK: Connecting
+
+    private func connect() {
+        phase = .connecting
+        ending = nil
+        delivered = false
+        pingOutstanding = false
+        let url = adapter.connectURL(configuration.url)
+        handshakeTimer = scheduler.schedule(afterNanoseconds: configuration.handshakeTimeout.inNanoseconds) {
+            [weak self] in
+            guard let self else { return }
+            handshakeTimer = nil
+            guard phase == .connecting || phase == .handshaking else { return }
+            end(.connection, "no WebSocket upgrade within \(describe(configuration.handshakeTimeout))", abort: true)
+            if phase == .connecting { connectionEnded(nil) }
+        }
+        dialer.dial(url, delegate: self) { [weak self] result in
+            guard let self, phase == .connecting else {
+                // Stopped or timed out meanwhile: drop the late connection.
+                if case .success(let transport) = result { transport.close(afterFlush: false) }
+                return
+            }
+            switch result {
+            case .success(let transport):
+                logger.debug("\(adapter.name): connected to \(url.hostHeader), upgrading")
+                self.transport = transport
+                startHandshake(url)
+            case .failure(let error):
+                ending = (.connection, error.message)
+                connectionEnded(nil)
+            }
+        }
+    }
+
+    private func startHandshake(_ url: WebSocketURL) {
+        phase = .handshaking
+        var client = WebSocketClient(
+            url: url,
+            configuration: .init(maxMessageBytes: configuration.maxMessageBytes,
+                                 headers: [("User-Agent", configuration.userAgent)]),
+            keyBytes: keyBytes(), sha1: sha1)
+        client.start()
+        self.client = client
+        lastActivityNanos = now
+        flush()
+    }
+
+    private func opened() {
+        phase = .open
+        if let handshakeTimer {
+            scheduler.cancel(handshakeTimer)
+            self.handshakeTimer = nil
+        }
+        connections += 1
+        if connections > 1 {
+            sequences.reconnected()
+        }
+        let instruments = configuration.instruments.map(\.instrument)
+        for message in adapter.subscribeMessages(instruments) {
+            client?.send(text: message)
+        }
+        stats.update {
+            $0.isConnected = true
+            if self.connections > 1 { $0.reconnects &+= 1 }
+        }
+        if connections == 1 || log.admit("connected", now: now) != nil {
+            logger.info("\(adapter.name): connected, subscribed", [
+                "url": configuration.url.redacted, "instruments": instruments.joined(separator: ","),
+                "reconnects": "\(connections - 1)",
+            ])
+        }
+        armLiveness()
+    }
+
+    // MARK: Input
+
+    /// What one read amounted to, owned, so it is handled after the WebSocket state machine is done with the bytes.
+    private enum ReadEvent {
+        case opened
+        case text(String)
+        case binary(Int)
+        case activity
+        case closed(UInt16?, String)
+    }
+
+    private var readEvents: [ReadEvent] = []
+
+    func transport(_ transport: any FeedTransport, received bytes: UnsafeRawBufferPointer) {
+        guard transport === self.transport, var client else { return }
+        lastActivityNanos = now
+        pingOutstanding = false
+        var failure: WebSocketError?
+        var events = readEvents
+        events.removeAll(keepingCapacity: true)
+        do {
+            try client.receive(bytes) { event in
+                switch event {
+                case .opened: events.append(.opened)
+                case .text(let text): events.append(.text(text))
+                case .binary(let payload): events.append(.binary(payload.count))
+                case .ping, .pong: events.append(.activity)
+                case .closed(let code, let reason): events.append(.closed(code, reason))
+                }
+            }
+        } catch {
+            failure = error
+        }
+        self.client = client
+        for event in events {
+            handle(event)
+            // A binary frame ended the connection: what followed it in the same read is not taken.
+            if ending != nil && self.client?.shouldCloseTransport == true { break }
+        }
+        events.removeAll(keepingCapacity: events.capacity <= 256)
+        readEvents = events
+        finishRead()
+        if let failure {
+            webSocketFailed(failure)
+        }
+        flush()
+        if self.client?.shouldCloseTransport == true, self.transport != nil {
+            if ending == nil { ending = (.connection, "the venue closed the connection") }
+            self.transport?.close(afterFlush: true)
+        }
+    }
+
+    private func handle(_ event: ReadEvent) {
+        switch event {
+        case .opened:
+            opened()
+        case .text(let text):
+            pendingMessages += 1
+            read(text)
+        case .binary(let count):
+            pendingMessages += 1
+            stats.update { $0.unknown &+= 1 }
+            note("binary", "\(adapter.name): a binary message (\(count) bytes) from a JSON venue; reconnecting")
+            client?.fail(code: WebSocketCloseCode.unsupportedData, reason: "binary messages are not expected")
+            if ending == nil { ending = (.connection, "a binary message") }
+        case .activity:
+            stats.touched()
+        case .closed(let code, let reason):
+            let text = "the venue closed the connection (\(code.map(String.init) ?? "no code")"
+                + "\(reason.isEmpty ? "" : ": \(reason.prefix(80))"))"
+            // 1008 (policy) and 1013 (try again later) are the venue saying no; anything else is a plain close.
+            let failure: Backoff.Failure = code == 1008 || code == 1013 ? .venueError : .connection
+            if ending == nil { ending = (failure, text) }
+        }
+    }
+
+    private func read(_ text: String) {
+        let message: VenueMessage
+        do {
+            message = try adapter.read(text: text)
+        } catch {
+            stats.update { $0.malformed &+= 1 }
+            note("malformed", "\(adapter.name): a message that cannot be read: \(error.message)")
+            return
+        }
+        switch message {
+        case .trades(let trades, let skipped):
+            if !skipped.isEmpty {
+                stats.update { $0.malformed &+= UInt64(skipped.count) }
+                note("malformed", "\(adapter.name): trades skipped: \(skipped[0])")
+            }
+            for trade in trades {
+                take(trade)
+            }
+            delivered = true
+        case .heartbeat(let marks):
+            for mark in marks {
+                let missed = sequences.mark(mark.instrument, lastNumber: mark.lastNumber)
+                if missed > 0 { gap(mark.instrument, missed: missed) }
+            }
+            delivered = true
+        case .subscribed:
+            break
+        case .ignored:
+            break
+        case .venueError(let text, let rateLimited):
+            stats.update {
+                $0.venueErrors &+= 1
+                if rateLimited { $0.rateLimits &+= 1 }
+            }
+            let reason = "the venue reported \(rateLimited ? "a rate limit" : "an error"): \(text.prefix(200))"
+            end(rateLimited ? .rateLimited(retryAfterSeconds: nil) : .venueError, reason, abort: false)
+        case .unknown(let what):
+            stats.update { $0.unknown &+= 1 }
+            note("unknown:\(what)", "\(adapter.name): an unknown message: \(what)")
+        }
+    }
+
+    private func take(_ trade: VenueTrade) {
+        let symbol: Symbol
+        if let known = subscribed[trade.instrument] {
+            symbol = known
+        } else {
+            do {
+                symbol = try symbolMap.usdSymbol(trade.instrument)
+            } catch {
+                stats.update { $0.unmapped &+= 1 }
+                note("unmapped:\(trade.instrument)", "\(adapter.name): prices for \(trade.instrument) are not used: \(error.rule)")
+                return
+            }
+        }
+        if let number = trade.number {
+            switch sequences.check(trade.instrument, number, consecutive: trade.numberIsConsecutive) {
+            case .taken:
+                break
+            case .gap(let missed):
+                gap(trade.instrument, missed: missed)
+            case .duplicate:
+                stats.update { $0.duplicates &+= 1 }
+                note("duplicate", "\(adapter.name): dropped a duplicate of \(trade.instrument) #\(number)")
+                return
+            case .outOfOrder:
+                stats.update { $0.outOfOrder &+= 1 }
+                note("order", "\(adapter.name): dropped \(trade.instrument) #\(number), older than one already taken")
+                return
+            }
+        }
+        pending.append(PriceTick(symbol: symbol, price: trade.price, timeMs: trade.timeMs ?? scheduler.clock.wallMs()))
+    }
+
+    private func gap(_ instrument: String, missed: UInt64) {
+        stats.update {
+            $0.gaps &+= 1
+            $0.missedMessages &+= missed
+        }
+        note("gap:\(instrument)", "\(adapter.name): gap in \(instrument): \(missed) numbered messages missing")
+    }
+
+    /// Publishes what the read produced, in one batch, and counts it.
+    private func finishRead() {
+        let prices = pending.count
+        if !pending.isEmpty {
+            sink.publish(pending)
+            pending.removeAll(keepingCapacity: pending.count <= 1024)
+        }
+        if pendingMessages > 0 || prices > 0 {
+            stats.received(messages: pendingMessages, prices: prices)
+            pendingMessages = 0
+        }
+        if delivered && backoff.failures > 0 {
+            backoff.reset()
+            log.reset("reconnect")
+        }
+    }
+
+    private func webSocketFailed(_ error: WebSocketError) {
+        switch error.code {
+        case .rateLimited:
+            stats.update {
+                $0.rateLimits &+= 1
+                $0.venueErrors &+= 1
+            }
+            if ending == nil { ending = (.rateLimited(retryAfterSeconds: error.retryAfterSeconds), error.message) }
+        case .handshakeFailed, .badAccept:
+            stats.update { $0.venueErrors &+= 1 }
+            if ending == nil { ending = (.venueError, "upgrade refused: \(error.message)") }
+        case .messageTooBig, .protocolError, .invalidText, .unsupportedData:
+            stats.update { $0.malformed &+= 1 }
+            if ending == nil { ending = (.connection, "\(error.message) (closed with \(error.closeCode ?? 0))") }
+        default:
+            if ending == nil { ending = (.connection, error.message) }
+        }
+    }
+
+    // MARK: Liveness
+
+    private func armLiveness() {
+        if let livenessTimer { scheduler.cancel(livenessTimer) }
+        let liveness = configuration.liveness
+        let silent = now - lastActivityNanos
+        var wait = liveness.deadline.inNanoseconds - silent
+        if let pingAfter = liveness.pingAfter, !pingOutstanding {
+            wait = min(wait, pingAfter.inNanoseconds - silent)
+        }
+        livenessTimer = scheduler.schedule(afterNanoseconds: max(wait, 1_000_000)) { [weak self] in
+            self?.livenessTimer = nil
+            self?.checkLiveness()
+        }
+    }
+
+    private func checkLiveness() {
+        guard phase == .open else { return }
+        let liveness = configuration.liveness
+        let silent = now - lastActivityNanos
+        if silent >= liveness.deadline.inNanoseconds {
+            end(.connection, "no message for \(describe(liveness.deadline))", abort: true)
+            return
+        }
+        if let pingAfter = liveness.pingAfter, silent >= pingAfter.inNanoseconds, !pingOutstanding {
+            pingOutstanding = true
+            client?.sendPing(Array("coinwatch".utf8))
+            flush()
+        }
+        armLiveness()
+    }
+
+    // MARK: Ending
+
+    /// Gives up on the current connection: with a close frame and an orderly close, or (`abort`) at once.
+    private func end(_ failure: Backoff.Failure, _ reason: String, abort: Bool) {
+        if ending == nil { ending = (failure, reason) }
+        guard let transport else { return }
+        if !abort, client?.state == .open {
+            client?.close(code: WebSocketCloseCode.normal, reason: "")
+            flush()
+            transport.close(afterFlush: true)
+        } else {
+            transport.close(afterFlush: false)
+        }
+    }
+
+    func transport(_ transport: any FeedTransport, closedWith reason: String?) {
+        guard transport === self.transport else { return }
+        connectionEnded(reason)
+    }
+
+    /// The connection is gone: schedule the next one (or finish stopping).
+    private func connectionEnded(_ transportReason: String?) {
+        transport = nil
+        client = nil
+        pending.removeAll()
+        pendingMessages = 0
+        if phase == .stopped {
+            if let stopTimer { scheduler.cancel(stopTimer) }
+            stopTimer = nil
+            let done = onStopped
+            onStopped = nil
+            done?()
+            return
+        }
+        guard phase != .waiting else { return }
+        cancelTimers()
+        let (failure, reason) = ending ?? (.connection, transportReason.map { "the connection ended: \($0)" }
+            ?? "the connection ended")
+        ending = nil
+        let neverOpened = phase == .connecting || phase == .handshaking
+        phase = .waiting
+        stats.update {
+            $0.isConnected = false
+            $0.lastError = reason
+            if neverOpened { $0.failedConnections &+= 1 }
+        }
+        let delay = backoff.delay(after: failure)
+        if let suppressed = log.admit("reconnect", now: now) {
+            logger.warning("\(adapter.name): \(reason); reconnecting in \(describe(nanoseconds: delay))", [
+                "url": configuration.url.redacted, "failures": "\(backoff.failures)",
+                "suppressed": "\(suppressed)",
+            ])
+        }
+        reconnectTimer = scheduler.schedule(afterNanoseconds: delay) { [weak self] in
+            guard let self, phase == .waiting else { return }
+            reconnectTimer = nil
+            connect()
+        }
+    }
+
+    private func cancelTimers() {
+        for timer in [livenessTimer, handshakeTimer, reconnectTimer] {
+            if let timer { scheduler.cancel(timer) }
+        }
+        livenessTimer = nil
+        handshakeTimer = nil
+        reconnectTimer = nil
+    }
+
+    // MARK: Helpers
+
+    private func flush() {
+        guard var client, client.hasOutput else { return }
+        let bytes = client.takeOutput()
+        self.client = client
+        transport?.send(bytes)
+    }
+
+    /// A rate-limited warning of one kind.
+    private func note(_ kind: String, _ text: String) {
+        guard let suppressed = log.admit(kind, now: now) else { return }
+        logger.warning(text, suppressed > 0 ? ["suppressed": "\(suppressed)"] : [:])
+    }
+
+    private func describe(_ duration: Duration) -> String {
+        describe(nanoseconds: duration.inNanoseconds)
+    }
+
+    private func describe(nanoseconds: Int64) -> String {
+        nanoseconds >= 10_000_000_000 || nanoseconds % 1_000_000_000 == 0
+            ? "\(nanoseconds / 1_000_000_000) s" : "\(nanoseconds / 1_000_000) ms"
+    }
+}

@@ -1,0 +1,67 @@
+import CoinWatchModel
+import CoinWatchProto
+import Synchronization
+import Testing
+@testable import CoinWatchService
+
+/// Stale symbols: one update says so, the next price clears it, and `only_changes` never hides either.
+@Suite(.timeLimit(.minutes(2)))
+struct PriceHubStaleTests {
+    typealias F = PriceFixtures
+
+    @Test func aStreamGetsOneStaleUpdateAndTheNextPriceClearsIt() async throws {
+        let harness = try HubHarness()
+        harness.hub.publish([PriceTick(symbol: F.symbol("BTC"), price: F.price("64250.5"), timeMs: 1000, sources: 3)])
+        let client = try await harness.connect()
+        let plain = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
+        let changes = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], onlyChanges: true))
+        #expect(await F.eventually { plain.updates.count == 1 && changes.updates.count == 1 })
+
+        #expect(harness.hub.markStale([F.symbol("BTC"), F.symbol("ETH")]) == 1)
+        #expect(harness.hub.markStale([F.symbol("BTC")]) == 0)
+        #expect(harness.hub.latestPrice(of: F.symbol("BTC"))?.isStale == true)
+        #expect(await F.eventually { plain.updates.count == 2 && changes.updates.count == 2 })
+
+        harness.hub.publish([PriceTick(symbol: F.symbol("BTC"), price: F.price("64250.5"), timeMs: 2000, sources: 2)])
+        #expect(await F.eventually { plain.updates.count == 3 && changes.updates.count == 3 })
+
+        for recorder in [plain, changes] {
+            let updates = recorder.updates
+            #expect(updates.map(\.stale) == [false, true, false])
+            #expect(updates.map(\.sources) == [3, 0, 2])
+            #expect(updates.map { F.exact($0.price) } == Array(repeating: F.price("64250.5"), count: 3))
+            #expect(updates.map(\.sourceTimeMs) == [1000, 1000, 2000])
+            #expect(updates.map(\.sequence) == [1, 2, 3])
+        }
+        await harness.shutdown()
+    }
+
+    @Test func aStreamStartedWhileStaleSeesItInTheSnapshot() async throws {
+        let harness = try HubHarness()
+        harness.hub.publish([F.tick("ETH", "3450.25")])
+        harness.hub.markStale([F.symbol("ETH")])
+        let client = try await harness.connect()
+        let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest())
+        #expect(await F.eventually { recorder.updates.count == 1 })
+        #expect(recorder.updates.first?.stale == true)
+        #expect(F.exact(recorder.updates.first?.price) == F.price("3450.25"))
+        #expect(harness.hub.latestPrices().map(\.isStale) == [true])
+        await harness.shutdown()
+    }
+
+    @Test func theAlertHookSeesStaleTicks() throws {
+        let seen = SeenTicks()
+        let hub = try PriceHub(onTicks: { seen.append($0) })
+        hub.publish([F.tick("BTC", "1")])
+        hub.markStale([F.symbol("BTC"), F.symbol("SOL")])
+        #expect(seen.ticks.map(\.isStale) == [false, true])
+        #expect(seen.ticks.last?.price == F.price("1"))
+        hub.close()
+    }
+}
+
+final class SeenTicks: Sendable {
+    private let state = Mutex<[PriceTick]>([])
+    func append(_ ticks: [PriceTick]) { state.withLock { $0 += ticks } }
+    var ticks: [PriceTick] { state.withLock { $0 } }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// Waiting for a condition in tests: bounded polling instead of sleeps, so a busy machine only makes a test slower,
+/// never wrong. The deadlines are generous on purpose; a passing test returns as soon as its condition holds.
+public enum Polling {
+    /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns the last answer.
+    public static func eventually(timeout: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return await condition()
+    }
+
+    /// `eventually` for synchronous tests: polls every 2 ms, up to `timeout`.
+    public static func eventuallySync(timeout: Duration = .seconds(20), _ condition: () -> Bool) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if condition() { return true }
+            usleep(2_000)
+        }
+        return condition()
+    }
+}
