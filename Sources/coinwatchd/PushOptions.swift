@@ -24,8 +24,6 @@ struct PushOptions {
                    help: "HTTP/2 connections to APNs, each carrying as many streams as APNs allows (default 1)."),
         OptionSpec("apns-token-refresh", .value(placeholder: "DURATION"), environment: "COINWATCH_APNS_TOKEN_REFRESH",
                    help: "Age at which the provider token is replaced (default 40m; APNs wants 20m to 60m)."),
-        OptionSpec("ca-file", .value(placeholder: "FILE"), environment: "COINWATCH_CA_FILE",
-                   help: "PEM file of CAs to trust in addition to the system's (for APNs through a proxy or a mock)."),
         OptionSpec("alert-expiry", .value(placeholder: "DURATION"), environment: "COINWATCH_ALERT_EXPIRY", default: "1h",
                    help: "Undelivered alerts older than this are dropped (and sent to APNs with this expiration)."),
     ]
@@ -44,6 +42,7 @@ struct PushOptions {
     init(_ parsed: ParsedArguments) throws(UsageError) {
         alertExpiry = try parsed.value("alert-expiry", as: "a duration such as 30m or 1h", DurationText.parse)!
         guard alertExpiry >= .seconds(1) else { throw UsageError("--alert-expiry: must be at least 1s") }
+        // --ca-file is declared with the feed options (one option: wss:// venues and APNs trust the same CAs).
         caFile = parsed["ca-file"].flatMap { $0.isEmpty ? nil : $0 }
         let given = Self.required.filter { !(parsed[$0] ?? "").isEmpty }
         guard !given.isEmpty else {
