@@ -62,6 +62,10 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")]
         ),
         .systemLibrary(
+            name: "CCurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
             name: "COpenSSL",
             providers: [.apt(["libssl-dev"])]
         ),
@@ -140,6 +144,12 @@ let package = Package(
             ],
             swiftSettings: hotPathSettings
         ),
+        // MARK: Push (APNs over HTTP/2: libcurl on a thread of its own)
+        .target(
+            name: "CoinWatchPush",
+            dependencies: ["CCurl", "CoinWatchCore", "CoinWatchRPC", "CoinWatchLogging", "CoinWatchTLS"],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Service and client
         .target(
@@ -154,7 +164,7 @@ let package = Package(
             name: "CoinWatchService",
             dependencies: [
                 "CoinWatchRPC", "CoinWatchStore", "CoinWatchModel", "CoinWatchProto", "CoinWatchAlertEngine", "CoinWatchLogging",
-                "CoinWatchCore", "CoinWatchMetrics", "CoinWatchAuth",
+                "CoinWatchCore", "CoinWatchMetrics", "CoinWatchAuth", "CoinWatchPush",
             ],
             swiftSettings: hotPathSettings
         ),
@@ -189,7 +199,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchService", "CoinWatchFeeds", "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchMetrics", "CoinWatchRPC",
                 "CoinWatchModel", "CoinWatchStore", "CoinWatchLogging", "CoinWatchCommandLine", "CoinWatchAuth",
-                "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS", "CoinWatchCluster",
+                "CoinWatchProto", "CoinWatchCore", "CoinWatchTLS", "CoinWatchCluster", "CoinWatchPush",
             ],
             swiftSettings: swiftSettings
         ),
@@ -245,6 +255,11 @@ let package = Package(
         .testTarget(
             name: "CoinWatchTLSTests",
             dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchPushTests",
+            dependencies: ["CoinWatchPush", "CoinWatchTestSupport", "CoinWatchLogging"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -306,7 +321,8 @@ let package = Package(
             name: "CoinWatchServiceTests",
             dependencies: [
                 "CoinWatchService", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore",
-                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchAuth",
+                "CoinWatchRPC", "CoinWatchAlertEngine", "CoinWatchCore", "CoinWatchAuth", "CoinWatchPush", "CoinWatchLogging",
+                "CoinWatchMetrics",
             ],
             swiftSettings: swiftSettings
         ),
@@ -375,7 +391,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
         ),
         .executableTarget(
             name: "FuzzConnection",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore", "CoinWatchLogging", "CoinWatchTLS", "FuzzSupport"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS", "FuzzSupport"],
             path: "Fuzz/FuzzConnection",
             swiftSettings: swiftSettings
         ),

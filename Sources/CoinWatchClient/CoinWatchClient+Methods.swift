@@ -63,10 +63,33 @@ extension CoinWatchClient {
         try await healthCheck(timeout: timeout).status
     }
 
-    /// The whole health answer: the serving status, the state of each price source and, for a cluster node, its
-    /// cluster state.
+    /// The whole health answer: the serving status, the state of each price source, push delivery's state and, for a
+    /// cluster node, its cluster state.
     public func healthCheck(timeout: Duration? = nil) async throws(RPCError) -> V1.HealthCheckResponse {
         try await call(V1.Health.check, V1.HealthCheckRequest(), timeout: timeout)
+    }
+
+    /// Registers the device's APNs token (hex), or replaces it; a disabled device becomes active again. Returns the
+    /// registration as stored.
+    public func registerDevice(
+        device: String, apnsToken: String, environment: V1.PushEnvironment = .production, topic: String = "",
+        locale: String = "", timeout: Duration? = nil
+    ) async throws(RPCError) -> V1.DeviceRegistration {
+        let request = V1.RegisterDeviceRequest(
+            deviceID: device, apnsToken: apnsToken, environment: environment, topic: topic, locale: locale)
+        return try await call(V1.CoinWatch.registerDevice, request, timeout: timeout).registration ?? V1.DeviceRegistration()
+    }
+
+    /// Removes the device's registration; returns whether there was one.
+    @discardableResult
+    public func unregisterDevice(device: String, timeout: Duration? = nil) async throws(RPCError) -> Bool {
+        try await call(V1.CoinWatch.unregisterDevice, V1.UnregisterDeviceRequest(deviceID: device), timeout: timeout).existed
+    }
+
+    /// The device's registration and delivery state; NOT_FOUND when it is not registered.
+    public func device(_ device: String, timeout: Duration? = nil) async throws(RPCError) -> V1.DeviceRegistration {
+        try await call(V1.CoinWatch.getDevice, V1.GetDeviceRequest(deviceID: device), timeout: timeout).registration
+            ?? V1.DeviceRegistration()
     }
 
     /// Live prices: the current price of each symbol first, then updates.

@@ -20,7 +20,7 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
         for byte in bytes where !Self.isAllowed(byte) {
             throw ValidationError(field: field, rule: Self.rule + " (found \(Self.describe(byte)))")
         }
-        self.rawValue = Self.canonicalUUID(bytes) ?? text
+        self.rawValue = HexText.canonicalUUID(bytes) ?? text
     }
 
     public var description: String { rawValue }
@@ -54,7 +54,7 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
     }
 
     /// Whether the id is a UUID (whose canonical form is `8-4-4-4-12` lowercase hex).
-    public var isUUID: Bool { Self.canonicalUUID(Array(rawValue.utf8)) == rawValue }
+    public var isUUID: Bool { HexText.canonicalUUID(Array(rawValue.utf8)) == rawValue }
 
     public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -71,28 +71,5 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     static func describe(_ byte: UInt8) -> String {
         byte >= 0x20 && byte < 0x7F ? "'\(Character(UnicodeScalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
-    }
-
-    /// `8-4-4-4-12` hex digits separated by `-` or `_`, in any case → lowercase with `-`.
-    static func canonicalUUID(_ bytes: [UInt8]) -> String? {
-        guard bytes.count == 36 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") else { return nil }
-                out.append(UInt8(ascii: "-"))
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
-                out.append(byte)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"):
-                out.append(byte + 32)
-            default:
-                return nil
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -25,6 +25,8 @@ public final class CoinWatchService: Sendable {
         /// Whether `start()` starts the feed. Cluster mode turns it off: there a node runs the feed only while it
         /// holds the feed's lease (CoinWatchCluster starts it).
         public var startsFeed = true
+        /// Device registration and delivery to APNs (off unless a provider is given).
+        public var push = PushService.Configuration()
 
         public init() {}
     }
@@ -33,6 +35,7 @@ public final class CoinWatchService: Sendable {
     public let settings: SettingsStore
     public let hub: PriceHub
     public let alerts: AlertService
+    public let push: PushService
     public let feed: any PriceFeed
     public let health = HealthState()
     let logger: Logger
@@ -59,15 +62,34 @@ public final class CoinWatchService: Sendable {
             _ = try? armStates.value()
             throw error
         }
+        let delivery: PushDelivery
         do {
+            let registrations = try PushStorage.load(database)
+            if let first = registrations.unreadable.first {
+                logger.warning("device registrations not readable; those devices count as not registered", [
+                    "count": "\(registrations.unreadable.count)", "first": first,
+                ])
+            }
+            var backoff = PushDelivery.Configuration()
+            backoff.initialBackoff = configuration.push.initialBackoff
+            backoff.maxBackoff = configuration.push.maxBackoff
+            delivery = PushDelivery(
+                sender: configuration.push.sender, environment: configuration.push.environment,
+                defaultTopic: configuration.push.defaultTopic, registry: DeviceRegistry(registrations.registrations),
+                configuration: backoff, outboxExpiry: configuration.alerts.outboxExpiry, logger: logger.labeled("push"))
             alerts = try AlertService(
                 database: database, settings: settings, configuration: configuration.alerts,
-                logger: logger.labeled("alerts"), armStates: armStates, rulesAtLoad: rulesAtLoad)
+                logger: logger.labeled("alerts"), armStates: armStates, rulesAtLoad: rulesAtLoad, push: delivery)
         } catch {
             _ = try? armStates.value()
             settings.close()
             throw error
         }
+        push = PushService(
+            worker: alerts.worker, registry: delivery.registry, counters: delivery.counters,
+            sender: configuration.push.sender)
+        let push = self.push
+        health.reportPush { push.healthState }
         var hubConfiguration = PriceHub.Configuration()
         hubConfiguration.slowSubscriberTimeout = configuration.slowSubscriberTimeout
         let alerts = self.alerts
@@ -103,11 +125,12 @@ public final class CoinWatchService: Sendable {
     public var methods: [RPCMethod] {
         let hub = self.hub
         return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil }, claims: configuration.deviceClaims)
-            + hub.methods + alerts.methods + health.methods
+            + hub.methods + alerts.methods + push.methods + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.
     public func start() {
+        push.start()
         if configuration.startsFeed { feed.start() }
         health.setServing(true)
     }
@@ -124,6 +147,7 @@ public final class CoinWatchService: Sendable {
         health.setServing(false)
         feed.stop()
         hub.close()
+        push.close()
         alerts.close()
         settings.close()
     }

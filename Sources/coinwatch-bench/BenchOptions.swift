@@ -43,6 +43,8 @@ struct BenchOptions {
         OptionSpec("no-resume", .flag, help: "Handshakes mode: offer no session to resume (every handshake a full one)."),
         OptionSpec("redis", .flag, help: "Stream mode: measure the peer instead, Redis pub/sub at --server."),
         OptionSpec("out", .value(placeholder: "FILE"), help: "grpc-request mode: where to write the request."),
+        OptionSpec("apns-connections", .value(placeholder: "N"), default: "1",
+                   help: "Push mode: HTTP/2 connections the coinwatchd it starts keeps to the mock APNs."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
         OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
@@ -57,7 +59,7 @@ struct BenchOptions {
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|handshakes|grpc-request> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -73,6 +75,11 @@ struct BenchOptions {
                       over wss:// beside --feed replay:…@max; send-to-StreamPrices latency at --rate (default
                       1,000/s) beside PublishPrices; resident memory under a 100 MiB message and endless
                       continuation frames. Run from the repository root after scripts/python-env.
+              push    starts the mock APNs and a coinwatchd delivering to it (ignores --server), registers
+                      --devices devices (default here 100,000) all crossed by one tick: time from the tick to
+                      the last 200, pushes/s, lost and duplicated pushes; h2load's rate to the same mock; and
+                      GetSettings/s (--connections × --in-flight, --duration s) with and without the burst.
+                      Run from the checkout (it uses scripts/mock-apns.py and scripts/python-env).
               grpc-request  writes to --out a gRPC-framed GetSettings request for device bench-0 (the body
                       h2load posts) after creating --devices devices (default 1) on --server.
               handshakes  new TLS connections (connect, handshake, Hello/Welcome, close), --connections at a
@@ -86,6 +93,8 @@ struct BenchOptions {
                       latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
                       memory_huge_growth_bytes, memory_endless_growth_bytes
               handshakes: handshakes_per_second, failures, concurrency, resumption
+              push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,
+                      get_settings_quiet_per_second, get_settings_burst_per_second
             """)])
 
     var host: String
@@ -113,6 +122,7 @@ struct BenchOptions {
     var tls: TLSClientTransforms?
     /// What `tls` was made from, for the client library (`prepareDevices`).
     var tlsConfiguration: TLSConfiguration?
+    var apnsConnections: Int
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let server = parsed["server"]!
@@ -174,6 +184,7 @@ struct BenchOptions {
             }
             tlsConfiguration = configuration
         }
+        apnsConnections = try positive("apns-connections")
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -34,6 +34,11 @@ final class BenchProcess: @unchecked Sendable {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
+    /// Ends its stdin (for a program that reads it to the end).
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
     /// Waits (bounded) until `find` extracts something from the output.
     func waitFor<T>(_ what: String, timeout: Double = 30, _ find: (String) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)

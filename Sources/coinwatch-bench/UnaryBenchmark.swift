@@ -90,7 +90,7 @@ struct UnaryBenchmark {
     }
 
     /// One plain connection per driver, each running `RawUnaryDriver`.
-    private func connectRawDrivers(
+    func connectRawDrivers(
         group: EventLoopGroup, method: String, payloads: [[UInt8]], phase: Phase
     ) throws -> [any UnaryLoad] {
         let options = self.options

@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|handshakes|grpc-request> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -30,13 +30,15 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try AlertBenchmark(options: options).run()
     case "feeds":
         return try FeedBenchmark(options: options, feed: FeedBenchOptions(parsed, options)).run()
+    case "push":
+        return try PushBenchmark(options: options.defaultingDevices(to: 100_000)).run()
     case "grpc-request":
         return try GRPCRequestFile(options: options.defaultingDevices(to: 1)).run()
     case "handshakes":
         return try HandshakeBenchmark(options: options, resumes: !parsed.has("no-resume")).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds, handshakes or grpc-request")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds, push, handshakes or grpc-request")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle, alerts, feeds, handshakes or grpc-request")
+        throw UsageError("missing mode: unary, stream, idle, alerts, feeds, push, handshakes or grpc-request")
     }
 }

@@ -7,6 +7,7 @@ import CoinWatchHTTP
 import CoinWatchLogging
 import CoinWatchMetrics
 import CoinWatchModel
+import CoinWatchPush
 import CoinWatchRPC
 import CoinWatchService
 import CoinWatchStore
@@ -40,6 +41,24 @@ struct Daemon {
                 return 1
             }
         }
+        var configuration = serviceConfiguration
+        if let apns = options.push.apns, let keyFile = options.push.keyFile {
+            // The key is read before the store is opened, so a wrong path is one line and nothing else happens.
+            do throws(PushError) {
+                let signer = try ES256ProviderTokenSigner(keyFile: keyFile)
+                configuration.push.sender = try APNsClient(configuration: apns, signer: signer, logger: logger.labeled("apns"))
+            } catch {
+                logger.error("cannot start APNs delivery", ["reason": error.message])
+                CommandRunner.printError("coinwatchd: cannot start APNs delivery: \(error.message)")
+                return 1
+            }
+            configuration.push.environment = apns.environment
+            configuration.push.defaultTopic = apns.defaultTopic
+            if apns.tokenRefresh < APNsConfiguration.recommendedTokenRefresh.lowerBound {
+                logger.warning("APNs provider tokens will be replaced more often than every 20 minutes; APNs may answer "
+                    + "429 TooManyProviderTokenUpdates", ["token_refresh": DurationText.format(apns.tokenRefresh)])
+            }
+        }
         let database: Database
         do {
             database = try Self.openStore(options.dataDirectory)
@@ -57,8 +76,7 @@ struct Daemon {
             CommandRunner.printError("coinwatchd: cannot load the credentials in \(options.dataDirectory): \(error.message)")
             return 1
         }
-        var serviceConfiguration = self.serviceConfiguration
-        serviceConfiguration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
+        configuration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
         var authorization = options.security.authorizer
         authorization.mode = authMode
         let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))
@@ -76,7 +94,7 @@ struct Daemon {
         do {
             let feed = options.feed
             let feedConfiguration = options.feedConfiguration
-            service = try CoinWatchService(database: database, configuration: serviceConfiguration, logger: logger) { hub in
+            service = try CoinWatchService(database: database, configuration: configuration, logger: logger) { hub in
                 try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
             }
         } catch let error as StoreError {
@@ -90,6 +108,7 @@ struct Daemon {
             return 1
         } catch {
             database.close()
+            configuration.push.sender?.close()
             CommandRunner.printError("coinwatchd: \(error)")
             return 1
         }
@@ -136,6 +155,7 @@ struct Daemon {
                     "data": options.dataDirectory, "feed": service.feedDescription,
                     "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
                     "devices": "\(service.deviceCount)", "auth": authMode.rawValue, "tls": security,
+                    "push": options.push.summary,
                 ])
             } else {
                 logger.info("listening on \(address)", ["tls": security])
@@ -198,6 +218,7 @@ struct Daemon {
         registry.register(server.metrics)
         registry.register(service.metrics)
         registry.register(authorizer.metrics)
+        registry.register(service.push.metricsCollector)
         let health = service.health
         registry.register(FeedMetrics { [health] in health.feedSourceStats })
         var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
@@ -210,6 +231,7 @@ struct Daemon {
         configuration.slowSubscriberTimeout = options.rpc.slowConsumerTimeout
         // In a cluster the feed runs on the node holding its lease, started by the cluster node.
         configuration.startsFeed = options.cluster == nil
+        configuration.alerts.outboxExpiry = options.push.alertExpiry
         return configuration
     }
 

@@ -12,7 +12,7 @@ extension DaemonOptions {
         OptionSpec("feed-url", .value(placeholder: "NAME=URL,…"), environment: "COINWATCH_FEED_URL",
                    help: "A venue's endpoint instead of its public one (binance=ws://127.0.0.1:9001/stream)."),
         OptionSpec("ca-file", .value(placeholder: "FILE"), environment: "COINWATCH_CA_FILE",
-                   help: "PEM file of CAs trusted for wss:// venues besides the system's."),
+                   help: "PEM file of CAs trusted besides the system's, for wss:// venues and APNs (a mock, a proxy)."),
         OptionSpec("finnhub-token", .value(placeholder: "TOKEN"), environment: "COINWATCH_FINNHUB_TOKEN",
                    help: "Finnhub API token (needed for --feed finnhub; never logged)."),
         OptionSpec("max-price-age", .value(placeholder: "DURATION"), environment: "COINWATCH_MAX_PRICE_AGE", default: "10s",

@@ -46,7 +46,7 @@ struct DaemonOptions {
                    default: "10s", help: "Close connections stuck above the high watermark this long."),
         OptionSpec("shutdown-grace", .value(placeholder: "DURATION"), environment: "COINWATCH_SHUTDOWN_GRACE", default: "10s",
                    help: "Time in-flight calls get on SIGTERM/SIGINT."),
-    ] + SecurityOptions.all + [
+    ] + SecurityOptions.all + PushOptions.all + [
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
@@ -81,6 +81,7 @@ struct DaemonOptions {
     var logFormat: Logger.Format
     /// Set by `--cluster`: this node's part in a cluster (docs/SCALING.md).
     var cluster: ClusterNode.Configuration?
+    var push: PushOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         listen = try ListenOptions(parsed)
@@ -130,5 +131,6 @@ struct DaemonOptions {
         logFormat = format
         security = try SecurityOptions(parsed)
         cluster = try Self.clusterConfiguration(parsed, listen: listen.addresses.first?.hostAndPort ?? "127.0.0.1:7878")
+        push = try PushOptions(parsed)
     }
 }

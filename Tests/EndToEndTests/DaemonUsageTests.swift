@@ -40,6 +40,14 @@ struct DaemonUsageTests {
         (["--feed", "sim@0"], "error: --feed: feed 'sim@0': the rate after '@' must be ticks per second per symbol"),
         (["--cors-origin", "https://a.example", "--cors-origin", "dash.example"],
          "error: --cors-origin: 'dash.example' is not an origin such as https://example.com or http://host:8080"),
+        (["--apns-key-id", "ABC123"],
+         "error: APNs delivery needs --apns-key-file, --apns-key-id, --apns-team-id, --apns-topic; missing --apns-key-file, "
+             + "--apns-team-id, --apns-topic"),
+        (["--apns-sandbox"], "error: --apns-sandbox needs APNs delivery: give --apns-key-file, --apns-key-id"),
+        (["--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "bad topic"],
+         "error: APNs: topic 'bad topic' must be a bundle id"),
+        (["--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "a.b",
+          "--apns-token-refresh", "2h"], "error: APNs: token refresh must be at most 50m"),
         (["--bogus"], "error: unknown option '--bogus'"),
         (["serve"], "error: unknown command 'serve'"),
     ])

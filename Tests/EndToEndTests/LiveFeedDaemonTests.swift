@@ -54,7 +54,8 @@ struct LiveFeedDaemonTests {
         if let cli = BuiltProducts.url(of: "coinwatch") {
             let child = try ChildProcess(cli.path, ["--server", server.address, "health"])
             #expect(child.wait(timeout: .seconds(30)) == 0)
-            let lines = child.stdout.split(separator: "\n")
+            // The status line, the table's head, a row per venue; then push delivery's lines.
+            let lines = child.stdout.split(separator: "\n").prefix { !$0.hasPrefix("push") }
             #expect(lines.count == 5, "\(child.stdout)")
             #expect(lines.dropFirst(2).map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
                 == ["binance yes", "coinbase yes", "kraken yes"], "\(child.stdout)")

@@ -25,6 +25,15 @@ enum ArgumentReaders {
         }
     }
 
+    /// An APNs device token, lowercased as the server stores it.
+    static func pushToken(_ text: String) throws(UsageError) -> String {
+        do {
+            return try PushToken(validating: text, field: "TOKEN").rawValue
+        } catch {
+            throw UsageError(error.description)
+        }
+    }
+
     /// A symbol, upper-cased as the server stores it.
     static func symbol(_ text: String) throws(UsageError) -> String {
         do {

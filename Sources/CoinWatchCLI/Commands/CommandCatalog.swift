@@ -89,13 +89,58 @@ enum CommandCatalog {
         operands: [.device],
         examples: ["coinwatch alerts phone-1", "coinwatch alerts phone-1 --json"])
 
+    static let devicesRegister = CommandSpec(
+        ["devices", "register"], arguments: "DEVICE TOKEN",
+        summary: "Register a device's APNs token for push alerts.",
+        details: """
+            Registers TOKEN (the APNs device token as hex, 64–200 digits) for DEVICE, so its alerts are
+            pushed to the phone through APNs. Registering again replaces the token and re-enables a device
+            whose token APNs had refused. Tokens from a development build of the app come from the APNs
+            sandbox: give --sandbox. Prints the registration as stored.
+            """,
+        options: [
+            OptionSpec("sandbox", .flag, help: "The token comes from the APNs sandbox (a development build)."),
+            OptionSpec("topic", .value(placeholder: "BUNDLE_ID"),
+                       help: "The app's bundle id, when it is not the server's default topic."),
+            OptionSpec("locale", .value(placeholder: "LOCALE"), help: "The device's locale, e.g. en-GB."),
+        ],
+        operands: [.device],
+        examples: [
+            "coinwatch devices register phone-1 740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad",
+            "coinwatch devices register phone-1 740f4707…78ad --sandbox --topic com.example.coinwatch.dev",
+        ])
+
+    static let devicesShow = CommandSpec(
+        ["devices", "show"], arguments: "DEVICE",
+        summary: "Show a device's push registration and delivery state.",
+        details: """
+            Shows the APNs registration of DEVICE: its token, environment and topic, whether delivery is
+            active or disabled (with APNs' reason and when), and the last alert APNs accepted. A device that
+            is not registered is an error (NOT_FOUND).
+            """,
+        operands: [.device],
+        examples: ["coinwatch devices show phone-1", "coinwatch devices show phone-1 --json"])
+
+    static let devicesUnregister = CommandSpec(
+        ["devices", "unregister"], arguments: "DEVICE",
+        summary: "Stop pushing a device's alerts.",
+        details: """
+            Removes the push registration of DEVICE. Unregistering a device that is not registered is not
+            an error.
+            """,
+        operands: [.device],
+        examples: ["coinwatch devices unregister phone-1"])
+
     static let health = CommandSpec(
         ["health"],
-        summary: "Check that the server is serving, and its price sources.",
-        details: "Asks the server whether it is serving, and shows each price source: connected or not, its last "
-            + "message's age, messages per second, reconnects, gaps and rejected messages. Exits 0 when it is "
-            + "SERVING, 1 otherwise.",
-        examples: ["coinwatch health"])
+        summary: "Check that the server is serving, its price sources and push delivery.",
+        details: """
+            Asks the server whether it is serving, and shows each price source: connected or not, its last
+            message's age, messages per second, reconnects, gaps and rejected messages; and push delivery:
+            whether it is on, how many alerts are queued, in flight, delivered, retried, expired and refused,
+            and how many registered devices APNs disabled. Exits 0 when it is SERVING, 1 otherwise.
+            """,
+        examples: ["coinwatch health", "coinwatch health --json"])
 
     static let shell = CommandSpec(
         ["shell"],
@@ -117,7 +162,8 @@ enum CommandCatalog {
 
     /// All commands, in help order.
     static let all: [CommandSpec] = [
-        settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, health, shell, help,
+        settingsGet, settingsSet, settingsDelete, prices, watch, publish, alerts, devicesRegister, devicesShow,
+        devicesUnregister, health, shell, help,
     ]
 
     /// Commands whose first word is `word` (several for `settings`).
@@ -146,9 +192,15 @@ enum CommandCatalog {
         }.joined(separator: "\n")
         return HelpText.render(
             usage: groupUsage(word),
-            summary: "Alert settings of devices. Run `coinwatch help \(word) COMMAND` for a command's options.",
+            summary: "\(groupSummaries[word] ?? "Commands.") Run `coinwatch help \(word) COMMAND` for a command's options.",
             sections: [("COMMANDS", list)], optionGroups: [("GLOBAL OPTIONS", GlobalOptions.specs)])
     }
+
+    /// What each group of commands is about, for its help.
+    static let groupSummaries = [
+        "settings": "Alert settings of devices.",
+        "devices": "Push registrations (APNs tokens).",
+    ]
 
     static let overviewUsage = """
         coinwatch [options] COMMAND [arguments]
@@ -188,10 +240,18 @@ enum CommandCatalog {
             alerts            {"id", "device_id", "symbol", "direction" ("above"|"below"), "threshold",
                                "price", "time_ms", "idempotency_key", "push_interest", "apns_collapse_id",
                                "apns_payload_json"}
+            devices register|show
+                              {"device_id", "apns_token", "environment" ("production"|"sandbox"), "topic",
+                               "locale", "registered_at_ms", "status" ("active"|"disabled"),
+                               "disabled_reason", "disabled_at_ms", "delivered", "last_delivered_alert_id",
+                               "last_delivered_at_ms"}
+            devices unregister {"device_id", "existed"}
             health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
                                "server_version", "feeds": [{"name", "connected", "last_message_age_ms",
                                "messages_per_second", "messages", "reconnects", "gaps", "rejected_messages",
-                               "last_error"}]}
+                               "last_error"}], "push": {"enabled", "endpoint", "paused", "pause_reason",
+                               "queued", "in_flight", "delivered", "retried", "expired", "rejected",
+                               "registered_devices", "disabled_devices"}}
         """
 
     static let exitSection = """

@@ -62,9 +62,11 @@ enum HealthCommand {
         }
         let status = response.status
         var text = Presenter.healthText(
-            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds,
+            push: response.push)
         var json = Presenter.healthJSON(
-            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds)
+            status: status, address: session.address, serverName: name, serverVersion: version, feeds: response.feeds,
+            push: response.push)
         if let cluster = response.cluster {
             text += Presenter.clusterText(cluster)
             json.object("cluster", Presenter.clusterJSON(cluster))

@@ -193,16 +193,81 @@ enum Presenter {
         return object
     }
 
+    // MARK: Devices
+
+    static func environmentName(_ environment: V1.PushEnvironment) -> String {
+        environment == .sandbox ? "sandbox" : "production"
+    }
+
+    static func deliveryStatusName(_ status: V1.DeliveryStatus) -> String {
+        switch status {
+        case .active: "active"
+        case .disabled: "disabled"
+        default: String(status.rawValue)
+        }
+    }
+
+    static func deviceText(_ registration: V1.DeviceRegistration) -> String {
+        var out = "device       \(registration.deviceID)\n"
+        out += "token        \(registration.apnsToken)\n"
+        out += "environment  \(environmentName(registration.environment))\n"
+        out += "topic        \(registration.topic.isEmpty ? "(the server's default)" : registration.topic)\n"
+        if !registration.locale.isEmpty { out += "locale       \(registration.locale)\n" }
+        out += "registered   \(TimeText.iso8601(milliseconds: registration.registeredAtMs))\n"
+        if registration.status == .disabled {
+            out += "delivery     disabled: APNs refused the token (\(registration.disabledReason)) at "
+                + "\(TimeText.iso8601(milliseconds: registration.disabledAtMs)); register again to re-enable\n"
+        } else {
+            out += "delivery     \(deliveryStatusName(registration.status))\n"
+        }
+        if registration.delivered == 0 {
+            out += "delivered    none yet\n"
+        } else {
+            out += "delivered    \(registration.delivered), last \(TimeText.iso8601(milliseconds: registration.lastDeliveredAtMs))"
+                + " id=\(registration.lastDeliveredAlertID)\n"
+        }
+        return out
+    }
+
+    static func deviceJSON(_ registration: V1.DeviceRegistration) -> JSONObject {
+        var object = JSONObject()
+        object.string("device_id", registration.deviceID)
+        object.string("apns_token", registration.apnsToken)
+        object.string("environment", environmentName(registration.environment))
+        object.string("topic", registration.topic)
+        object.string("locale", registration.locale)
+        object.integer("registered_at_ms", registration.registeredAtMs)
+        object.string("status", deliveryStatusName(registration.status))
+        object.string("disabled_reason", registration.disabledReason)
+        object.integer("disabled_at_ms", registration.disabledAtMs)
+        object.integer("delivered", registration.delivered)
+        object.string("last_delivered_alert_id", registration.lastDeliveredAlertID)
+        object.integer("last_delivered_at_ms", registration.lastDeliveredAtMs)
+        return object
+    }
+
+    static func unregisteredText(device: String, existed: Bool) -> String {
+        existed ? "unregistered device '\(device)'\n" : "device '\(device)' was not registered\n"
+    }
+
     // MARK: Health
 
-    /// The status line, then one row per price source.
+    /// The status line, one row per price source, then push delivery's state.
     static func healthText(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
-        feeds: [V1.FeedSourceHealth] = []
+        feeds: [V1.FeedSourceHealth] = [], push: V1.PushDeliveryState? = nil
     ) -> String {
         let server = [serverName, serverVersion].filter { !$0.isEmpty }.joined(separator: " ")
         var text = "\(status) — \(server.isEmpty ? "server" : server) at \(address)\n"
-        guard !feeds.isEmpty else { return text }
+        if !feeds.isEmpty {
+            text += feedsTable(feeds)
+        }
+        if let push { text += pushText(push) }
+        return text
+    }
+
+    /// One row per price source.
+    static func feedsTable(_ feeds: [V1.FeedSourceHealth]) -> String {
         var table = TextTable(
             headers: ["SOURCE", "CONNECTED", "LAST MESSAGE", "MSG/S", "RECONNECTS", "GAPS", "REJECTED", "LAST ERROR"],
             alignments: [.left, .left, .right, .decimal, .right, .right, .right, .left])
@@ -213,8 +278,20 @@ enum Presenter {
                 "\(feed.rejectedMessages)", feed.lastError.isEmpty ? "-" : String(feed.lastError.prefix(60)),
             ])
         }
-        text += table.render()
-        return text
+        return table.render()
+    }
+
+    /// `push  on, https://api.push.apple.com: 0 queued, …`, or `push  off`.
+    static func pushText(_ push: V1.PushDeliveryState) -> String {
+        guard push.enabled else {
+            return "push    off (coinwatchd runs without an APNs key); \(push.registeredDevices) registered devices\n"
+        }
+        var out = "push    on, \(push.endpoint)"
+        if push.paused { out += " — PAUSED: \(push.pauseReason)" }
+        out += "\n        \(push.queued) queued, \(push.inFlight) in flight, \(push.delivered) delivered, "
+            + "\(push.retried) retried, \(push.expired) expired, \(push.rejected) refused\n"
+        out += "        \(push.registeredDevices) registered devices, \(push.disabledDevices) disabled\n"
+        return out
     }
 
     /// `0.4 s ago`, `12 s ago`, `3 min ago`, `never`.
@@ -267,7 +344,7 @@ enum Presenter {
 
     static func healthJSON(
         status: V1.HealthCheckResponse.ServingStatus, address: String, serverName: String, serverVersion: String,
-        feeds: [V1.FeedSourceHealth] = []
+        feeds: [V1.FeedSourceHealth] = [], push: V1.PushDeliveryState? = nil
     ) -> JSONObject {
         var object = JSONObject()
         object.string("status", status.description)
@@ -287,6 +364,22 @@ enum Presenter {
             entry.string("last_error", feed.lastError)
             return entry
         })
+        if let push {
+            var state = JSONObject()
+            state.bool("enabled", push.enabled)
+            state.string("endpoint", push.endpoint)
+            state.bool("paused", push.paused)
+            state.string("pause_reason", push.pauseReason)
+            state.integer("queued", push.queued)
+            state.integer("in_flight", push.inFlight)
+            state.integer("delivered", push.delivered)
+            state.integer("retried", push.retried)
+            state.integer("expired", push.expired)
+            state.integer("rejected", push.rejected)
+            state.integer("registered_devices", push.registeredDevices)
+            state.integer("disabled_devices", push.disabledDevices)
+            object.object("push", state)
+        }
         return object
     }
 }

@@ -83,6 +83,9 @@ enum Dispatcher {
         case "publish": return try PricesCommand.publish(parsed, context)
         case "watch": return try StreamCommands.watch(parsed, context)
         case "alerts": return try StreamCommands.alerts(parsed, context)
+        case "devices register": return try DevicesCommand.register(parsed, context)
+        case "devices show": return try DevicesCommand.show(parsed, context)
+        case "devices unregister": return try DevicesCommand.unregister(parsed, context)
         case "health": return try HealthCommand.run(parsed, context)
         case "help": return try HelpCommand.run(parsed, context)
         case "shell":

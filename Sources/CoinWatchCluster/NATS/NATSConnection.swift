@@ -59,7 +59,11 @@ final class NATSConnection: @unchecked Sendable {
     }
 
     enum State: UInt8, Sendable, CustomStringConvertible {
-        case connecting = 0, connected, reconnecting, disconnected, closed
+        case connecting = 0
+        case connected
+        case reconnecting
+        case disconnected
+        case closed
 
         var description: String {
             switch self {

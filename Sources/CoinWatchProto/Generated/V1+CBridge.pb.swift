@@ -1042,6 +1042,351 @@ extension V1.Alert {
     }
 }
 
+// MARK: - coinwatch.v1.DeviceRegistration
+
+extension V1.DeviceRegistration {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeviceRegistration,
+            unpack: { coinwatch__v1__device_registration__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__device_registration__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__device_registration__get_packed_size(message)) {
+                coinwatch__v1__device_registration__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__device_registration__get_packed_size(message)) {
+                coinwatch__v1__device_registration__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__DeviceRegistration>) {
+        let c = p.pointee
+        self.deviceID = swiftString(c.device_id)
+        self.apnsToken = swiftString(c.apns_token)
+        self.environment = V1.PushEnvironment(rawValue: Int32(truncatingIfNeeded: c.environment.rawValue))
+        self.topic = swiftString(c.topic)
+        self.locale = swiftString(c.locale)
+        self.registeredAtMs = c.registered_at_ms
+        self.status = V1.DeliveryStatus(rawValue: Int32(truncatingIfNeeded: c.status.rawValue))
+        self.disabledReason = swiftString(c.disabled_reason)
+        self.disabledAtMs = c.disabled_at_ms
+        self.delivered = c.delivered
+        self.lastDeliveredAlertID = swiftString(c.last_delivered_alert_id)
+        self.lastDeliveredAtMs = c.last_delivered_at_ms
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__DeviceRegistration> {
+        let p = arena.allocate(Coinwatch__V1__DeviceRegistration.self)
+        coinwatch__v1__device_registration__init(p)
+        if !deviceID.isEmpty { p.pointee.device_id = arena.cString(deviceID) }
+        if !apnsToken.isEmpty { p.pointee.apns_token = arena.cString(apnsToken) }
+        p.pointee.environment = .init(rawValue: .init(truncatingIfNeeded: environment.rawValue))
+        if !topic.isEmpty { p.pointee.topic = arena.cString(topic) }
+        if !locale.isEmpty { p.pointee.locale = arena.cString(locale) }
+        p.pointee.registered_at_ms = registeredAtMs
+        p.pointee.status = .init(rawValue: .init(truncatingIfNeeded: status.rawValue))
+        if !disabledReason.isEmpty { p.pointee.disabled_reason = arena.cString(disabledReason) }
+        p.pointee.disabled_at_ms = disabledAtMs
+        p.pointee.delivered = delivered
+        if !lastDeliveredAlertID.isEmpty { p.pointee.last_delivered_alert_id = arena.cString(lastDeliveredAlertID) }
+        p.pointee.last_delivered_at_ms = lastDeliveredAtMs
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.RegisterDeviceRequest
+
+extension V1.RegisterDeviceRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceRequest,
+            unpack: { coinwatch__v1__register_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__register_device_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__register_device_request__get_packed_size(message)) {
+                coinwatch__v1__register_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__register_device_request__get_packed_size(message)) {
+                coinwatch__v1__register_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__RegisterDeviceRequest>) {
+        let c = p.pointee
+        self.deviceID = swiftString(c.device_id)
+        self.apnsToken = swiftString(c.apns_token)
+        self.environment = V1.PushEnvironment(rawValue: Int32(truncatingIfNeeded: c.environment.rawValue))
+        self.topic = swiftString(c.topic)
+        self.locale = swiftString(c.locale)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__RegisterDeviceRequest> {
+        let p = arena.allocate(Coinwatch__V1__RegisterDeviceRequest.self)
+        coinwatch__v1__register_device_request__init(p)
+        if !deviceID.isEmpty { p.pointee.device_id = arena.cString(deviceID) }
+        if !apnsToken.isEmpty { p.pointee.apns_token = arena.cString(apnsToken) }
+        p.pointee.environment = .init(rawValue: .init(truncatingIfNeeded: environment.rawValue))
+        if !topic.isEmpty { p.pointee.topic = arena.cString(topic) }
+        if !locale.isEmpty { p.pointee.locale = arena.cString(locale) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.RegisterDeviceResponse
+
+extension V1.RegisterDeviceResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceResponse,
+            unpack: { coinwatch__v1__register_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__register_device_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__register_device_response__get_packed_size(message)) {
+                coinwatch__v1__register_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__register_device_response__get_packed_size(message)) {
+                coinwatch__v1__register_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__RegisterDeviceResponse>) {
+        let c = p.pointee
+        self.registration = c.registration.map { V1.DeviceRegistration(cMessage: $0) }
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__RegisterDeviceResponse> {
+        let p = arena.allocate(Coinwatch__V1__RegisterDeviceResponse.self)
+        coinwatch__v1__register_device_response__init(p)
+        if let registration { p.pointee.registration = registration.cMessage(in: &arena) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.UnregisterDeviceRequest
+
+extension V1.UnregisterDeviceRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceRequest,
+            unpack: { coinwatch__v1__unregister_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__unregister_device_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__unregister_device_request__get_packed_size(message)) {
+                coinwatch__v1__unregister_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__unregister_device_request__get_packed_size(message)) {
+                coinwatch__v1__unregister_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__UnregisterDeviceRequest>) {
+        let c = p.pointee
+        self.deviceID = swiftString(c.device_id)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__UnregisterDeviceRequest> {
+        let p = arena.allocate(Coinwatch__V1__UnregisterDeviceRequest.self)
+        coinwatch__v1__unregister_device_request__init(p)
+        if !deviceID.isEmpty { p.pointee.device_id = arena.cString(deviceID) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.UnregisterDeviceResponse
+
+extension V1.UnregisterDeviceResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceResponse,
+            unpack: { coinwatch__v1__unregister_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__unregister_device_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__unregister_device_response__get_packed_size(message)) {
+                coinwatch__v1__unregister_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__unregister_device_response__get_packed_size(message)) {
+                coinwatch__v1__unregister_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__UnregisterDeviceResponse>) {
+        let c = p.pointee
+        self.existed = c.existed != 0
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__UnregisterDeviceResponse> {
+        let p = arena.allocate(Coinwatch__V1__UnregisterDeviceResponse.self)
+        coinwatch__v1__unregister_device_response__init(p)
+        p.pointee.existed = existed ? 1 : 0
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.GetDeviceRequest
+
+extension V1.GetDeviceRequest {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceRequest,
+            unpack: { coinwatch__v1__get_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_device_request__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__get_device_request__get_packed_size(message)) {
+                coinwatch__v1__get_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__get_device_request__get_packed_size(message)) {
+                coinwatch__v1__get_device_request__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__GetDeviceRequest>) {
+        let c = p.pointee
+        self.deviceID = swiftString(c.device_id)
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__GetDeviceRequest> {
+        let p = arena.allocate(Coinwatch__V1__GetDeviceRequest.self)
+        coinwatch__v1__get_device_request__init(p)
+        if !deviceID.isEmpty { p.pointee.device_id = arena.cString(deviceID) }
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.GetDeviceResponse
+
+extension V1.GetDeviceResponse {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceResponse,
+            unpack: { coinwatch__v1__get_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_device_response__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__get_device_response__get_packed_size(message)) {
+                coinwatch__v1__get_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__get_device_response__get_packed_size(message)) {
+                coinwatch__v1__get_device_response__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__GetDeviceResponse>) {
+        let c = p.pointee
+        self.registration = c.registration.map { V1.DeviceRegistration(cMessage: $0) }
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__GetDeviceResponse> {
+        let p = arena.allocate(Coinwatch__V1__GetDeviceResponse.self)
+        coinwatch__v1__get_device_response__init(p)
+        if let registration { p.pointee.registration = registration.cMessage(in: &arena) }
+        return p
+    }
+}
+
 // MARK: - coinwatch.v1.HealthCheckRequest
 
 extension V1.HealthCheckRequest {
@@ -1122,6 +1467,7 @@ extension V1.HealthCheckResponse {
         let c = p.pointee
         self.status = V1.HealthCheckResponse.ServingStatus(rawValue: Int32(truncatingIfNeeded: c.status.rawValue))
         self.feeds = cArray(c.feeds, c.n_feeds).map { $0.map { V1.FeedSourceHealth(cMessage: $0) } ?? V1.FeedSourceHealth() }
+        self.push = c.push.map { V1.PushDeliveryState(cMessage: $0) }
         self.cluster = c.cluster.map { V1.ClusterHealth(cMessage: $0) }
     }
 
@@ -1140,6 +1486,7 @@ extension V1.HealthCheckResponse {
             p.pointee.n_feeds = feeds.count
             p.pointee.feeds = array
         }
+        if let push { p.pointee.push = push.cMessage(in: &arena) }
         if let cluster { p.pointee.cluster = cluster.cMessage(in: &arena) }
         return p
     }
@@ -1332,6 +1679,73 @@ extension V1.ClusterLease {
         p.pointee.age_ms = ageMs
         p.pointee.valid_for_ms = validForMs
         p.pointee.token = token
+        return p
+    }
+}
+
+// MARK: - coinwatch.v1.PushDeliveryState
+
+extension V1.PushDeliveryState {
+    public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
+        self = try decodeThroughProtobufC(
+            bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PushDeliveryState,
+            unpack: { coinwatch__v1__push_delivery_state__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__push_delivery_state__free_unpacked($0, nil) },
+            convert: { Self(cMessage: $0) }
+        )
+    }
+
+    public func serializedBytes() -> [UInt8] {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            return packedBytes(count: coinwatch__v1__push_delivery_state__get_packed_size(message)) {
+                coinwatch__v1__push_delivery_state__pack(message, $0)
+            }
+        }
+    }
+
+    public func serialize(appendingTo buffer: inout [UInt8]) {
+        withScratchArena { arena in
+            let message = cMessage(in: &arena)
+            appendPacked(to: &buffer, count: coinwatch__v1__push_delivery_state__get_packed_size(message)) {
+                coinwatch__v1__push_delivery_state__pack(message, $0)
+            }
+        }
+    }
+
+    /// Copies out a tree unpacked by protobuf-c (still owned by the caller).
+    init(cMessage p: UnsafePointer<Coinwatch__V1__PushDeliveryState>) {
+        let c = p.pointee
+        self.enabled = c.enabled != 0
+        self.endpoint = swiftString(c.endpoint)
+        self.paused = c.paused != 0
+        self.pauseReason = swiftString(c.pause_reason)
+        self.queued = c.queued
+        self.inFlight = c.in_flight
+        self.delivered = c.delivered
+        self.retried = c.retried
+        self.expired = c.expired
+        self.rejected = c.rejected
+        self.registeredDevices = c.registered_devices
+        self.disabledDevices = c.disabled_devices
+    }
+
+    /// Builds the C struct for packing; it and everything it points to live in `arena`.
+    func cMessage(in arena: inout ScratchArena) -> UnsafeMutablePointer<Coinwatch__V1__PushDeliveryState> {
+        let p = arena.allocate(Coinwatch__V1__PushDeliveryState.self)
+        coinwatch__v1__push_delivery_state__init(p)
+        p.pointee.enabled = enabled ? 1 : 0
+        if !endpoint.isEmpty { p.pointee.endpoint = arena.cString(endpoint) }
+        p.pointee.paused = paused ? 1 : 0
+        if !pauseReason.isEmpty { p.pointee.pause_reason = arena.cString(pauseReason) }
+        p.pointee.queued = queued
+        p.pointee.in_flight = inFlight
+        p.pointee.delivered = delivered
+        p.pointee.retried = retried
+        p.pointee.expired = expired
+        p.pointee.rejected = rejected
+        p.pointee.registered_devices = registeredDevices
+        p.pointee.disabled_devices = disabledDevices
         return p
     }
 }

@@ -24,6 +24,50 @@ extension V1.Direction: JSONEnum {
     }
 }
 
+// MARK: - coinwatch.v1.PushEnvironment
+
+extension V1.PushEnvironment: JSONEnum {
+    public static func named(_ name: String) -> Self? {
+        switch name {
+        case "PUSH_ENVIRONMENT_UNSPECIFIED": Self(rawValue: 0)
+        case "PUSH_ENVIRONMENT_SANDBOX": Self(rawValue: 1)
+        case "PUSH_ENVIRONMENT_PRODUCTION": Self(rawValue: 2)
+        default: nil
+        }
+    }
+
+    public var protoValueName: StaticString? {
+        switch rawValue {
+        case 0: "PUSH_ENVIRONMENT_UNSPECIFIED"
+        case 1: "PUSH_ENVIRONMENT_SANDBOX"
+        case 2: "PUSH_ENVIRONMENT_PRODUCTION"
+        default: nil
+        }
+    }
+}
+
+// MARK: - coinwatch.v1.DeliveryStatus
+
+extension V1.DeliveryStatus: JSONEnum {
+    public static func named(_ name: String) -> Self? {
+        switch name {
+        case "DELIVERY_STATUS_UNSPECIFIED": Self(rawValue: 0)
+        case "DELIVERY_STATUS_ACTIVE": Self(rawValue: 1)
+        case "DELIVERY_STATUS_DISABLED": Self(rawValue: 2)
+        default: nil
+        }
+    }
+
+    public var protoValueName: StaticString? {
+        switch rawValue {
+        case 0: "DELIVERY_STATUS_UNSPECIFIED"
+        case 1: "DELIVERY_STATUS_ACTIVE"
+        case 2: "DELIVERY_STATUS_DISABLED"
+        default: nil
+        }
+    }
+}
+
 // MARK: - coinwatch.v1.HealthCheckResponse.ServingStatus
 
 extension V1.HealthCheckResponse.ServingStatus: JSONEnum {
@@ -1108,6 +1152,392 @@ extension V1.Alert: JSONMessage {
     }
 }
 
+// MARK: - coinwatch.v1.DeviceRegistration
+
+extension V1.DeviceRegistration: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "deviceId", "device_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "deviceId")
+                    if let value = try JSONRead.string(member.value) { self.deviceID = value }
+                } catch {
+                    throw error.inField("deviceId")
+                }
+            case "apnsToken", "apns_token":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "apnsToken")
+                    if let value = try JSONRead.string(member.value) { self.apnsToken = value }
+                } catch {
+                    throw error.inField("apnsToken")
+                }
+            case "environment":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "environment")
+                    if let value = try JSONRead.enumValue(member.value, V1.PushEnvironment.self, options: options) { self.environment = value }
+                } catch {
+                    throw error.inField("environment")
+                }
+            case "topic":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "topic")
+                    if let value = try JSONRead.string(member.value) { self.topic = value }
+                } catch {
+                    throw error.inField("topic")
+                }
+            case "locale":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "locale")
+                    if let value = try JSONRead.string(member.value) { self.locale = value }
+                } catch {
+                    throw error.inField("locale")
+                }
+            case "registeredAtMs", "registered_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "registeredAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.registeredAtMs = value }
+                } catch {
+                    throw error.inField("registeredAtMs")
+                }
+            case "status":
+                do throws(JSONDecodingError) {
+                    try seen.insert(6, "status")
+                    if let value = try JSONRead.enumValue(member.value, V1.DeliveryStatus.self, options: options) { self.status = value }
+                } catch {
+                    throw error.inField("status")
+                }
+            case "disabledReason", "disabled_reason":
+                do throws(JSONDecodingError) {
+                    try seen.insert(7, "disabledReason")
+                    if let value = try JSONRead.string(member.value) { self.disabledReason = value }
+                } catch {
+                    throw error.inField("disabledReason")
+                }
+            case "disabledAtMs", "disabled_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(8, "disabledAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.disabledAtMs = value }
+                } catch {
+                    throw error.inField("disabledAtMs")
+                }
+            case "delivered":
+                do throws(JSONDecodingError) {
+                    try seen.insert(9, "delivered")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.delivered = value }
+                } catch {
+                    throw error.inField("delivered")
+                }
+            case "lastDeliveredAlertId", "last_delivered_alert_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(10, "lastDeliveredAlertId")
+                    if let value = try JSONRead.string(member.value) { self.lastDeliveredAlertID = value }
+                } catch {
+                    throw error.inField("lastDeliveredAlertId")
+                }
+            case "lastDeliveredAtMs", "last_delivered_at_ms":
+                do throws(JSONDecodingError) {
+                    try seen.insert(11, "lastDeliveredAtMs")
+                    if let value = try JSONRead.integer(member.value, as: Int64.self) { self.lastDeliveredAtMs = value }
+                } catch {
+                    throw error.inField("lastDeliveredAtMs")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !deviceID.isEmpty {
+            writer.key("deviceId")
+            writer.string(deviceID)
+        }
+        if !apnsToken.isEmpty {
+            writer.key("apnsToken")
+            writer.string(apnsToken)
+        }
+        if environment.rawValue != 0 {
+            writer.key("environment")
+            writer.enumValue(environment)
+        }
+        if !topic.isEmpty {
+            writer.key("topic")
+            writer.string(topic)
+        }
+        if !locale.isEmpty {
+            writer.key("locale")
+            writer.string(locale)
+        }
+        if registeredAtMs != 0 {
+            writer.key("registeredAtMs")
+            writer.quotedNumber(registeredAtMs)
+        }
+        if status.rawValue != 0 {
+            writer.key("status")
+            writer.enumValue(status)
+        }
+        if !disabledReason.isEmpty {
+            writer.key("disabledReason")
+            writer.string(disabledReason)
+        }
+        if disabledAtMs != 0 {
+            writer.key("disabledAtMs")
+            writer.quotedNumber(disabledAtMs)
+        }
+        if delivered != 0 {
+            writer.key("delivered")
+            writer.quotedNumber(delivered)
+        }
+        if !lastDeliveredAlertID.isEmpty {
+            writer.key("lastDeliveredAlertId")
+            writer.string(lastDeliveredAlertID)
+        }
+        if lastDeliveredAtMs != 0 {
+            writer.key("lastDeliveredAtMs")
+            writer.quotedNumber(lastDeliveredAtMs)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.RegisterDeviceRequest
+
+extension V1.RegisterDeviceRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "deviceId", "device_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "deviceId")
+                    if let value = try JSONRead.string(member.value) { self.deviceID = value }
+                } catch {
+                    throw error.inField("deviceId")
+                }
+            case "apnsToken", "apns_token":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "apnsToken")
+                    if let value = try JSONRead.string(member.value) { self.apnsToken = value }
+                } catch {
+                    throw error.inField("apnsToken")
+                }
+            case "environment":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "environment")
+                    if let value = try JSONRead.enumValue(member.value, V1.PushEnvironment.self, options: options) { self.environment = value }
+                } catch {
+                    throw error.inField("environment")
+                }
+            case "topic":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "topic")
+                    if let value = try JSONRead.string(member.value) { self.topic = value }
+                } catch {
+                    throw error.inField("topic")
+                }
+            case "locale":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "locale")
+                    if let value = try JSONRead.string(member.value) { self.locale = value }
+                } catch {
+                    throw error.inField("locale")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !deviceID.isEmpty {
+            writer.key("deviceId")
+            writer.string(deviceID)
+        }
+        if !apnsToken.isEmpty {
+            writer.key("apnsToken")
+            writer.string(apnsToken)
+        }
+        if environment.rawValue != 0 {
+            writer.key("environment")
+            writer.enumValue(environment)
+        }
+        if !topic.isEmpty {
+            writer.key("topic")
+            writer.string(topic)
+        }
+        if !locale.isEmpty {
+            writer.key("locale")
+            writer.string(locale)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.RegisterDeviceResponse
+
+extension V1.RegisterDeviceResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "registration":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "registration")
+                    if member.value != .null {
+                        self.registration = try V1.DeviceRegistration(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("registration")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let registration {
+            writer.key("registration")
+            registration.writeJSON(to: &writer)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.UnregisterDeviceRequest
+
+extension V1.UnregisterDeviceRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "deviceId", "device_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "deviceId")
+                    if let value = try JSONRead.string(member.value) { self.deviceID = value }
+                } catch {
+                    throw error.inField("deviceId")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !deviceID.isEmpty {
+            writer.key("deviceId")
+            writer.string(deviceID)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.UnregisterDeviceResponse
+
+extension V1.UnregisterDeviceResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "existed":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "existed")
+                    if let value = try JSONRead.bool(member.value) { self.existed = value }
+                } catch {
+                    throw error.inField("existed")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if existed {
+            writer.key("existed")
+            writer.bool(existed)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.GetDeviceRequest
+
+extension V1.GetDeviceRequest: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "deviceId", "device_id":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "deviceId")
+                    if let value = try JSONRead.string(member.value) { self.deviceID = value }
+                } catch {
+                    throw error.inField("deviceId")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !deviceID.isEmpty {
+            writer.key("deviceId")
+            writer.string(deviceID)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.GetDeviceResponse
+
+extension V1.GetDeviceResponse: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "registration":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "registration")
+                    if member.value != .null {
+                        self.registration = try V1.DeviceRegistration(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("registration")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if let registration {
+            writer.key("registration")
+            registration.writeJSON(to: &writer)
+        }
+        writer.endObject()
+    }
+}
+
 // MARK: - coinwatch.v1.HealthCheckRequest
 
 extension V1.HealthCheckRequest: JSONMessage {
@@ -1166,9 +1596,18 @@ extension V1.HealthCheckResponse: JSONMessage {
                 } catch {
                     throw error.inField("feeds")
                 }
+            case "push":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "push")
+                    if member.value != .null {
+                        self.push = try V1.PushDeliveryState(jsonValue: member.value, options: options)
+                    }
+                } catch {
+                    throw error.inField("push")
+                }
             case "cluster":
                 do throws(JSONDecodingError) {
-                    try seen.insert(2, "cluster")
+                    try seen.insert(3, "cluster")
                     if member.value != .null {
                         self.cluster = try V1.ClusterHealth(jsonValue: member.value, options: options)
                     }
@@ -1192,6 +1631,10 @@ extension V1.HealthCheckResponse: JSONMessage {
             writer.beginArray()
             for element in feeds { element.writeJSON(to: &writer) }
             writer.endArray()
+        }
+        if let push {
+            writer.key("push")
+            push.writeJSON(to: &writer)
         }
         if let cluster {
             writer.key("cluster")
@@ -1514,6 +1957,158 @@ extension V1.ClusterLease: JSONMessage {
         if token != 0 {
             writer.key("token")
             writer.quotedNumber(token)
+        }
+        writer.endObject()
+    }
+}
+
+// MARK: - coinwatch.v1.PushDeliveryState
+
+extension V1.PushDeliveryState: JSONMessage {
+    public init(jsonValue: JSONValue, options: JSONDecodingOptions) throws(JSONDecodingError) {
+        self.init()
+        var seen = JSONSeenFields()
+        for member in try JSONRead.members(jsonValue) {
+            switch member.key {
+            case "enabled":
+                do throws(JSONDecodingError) {
+                    try seen.insert(0, "enabled")
+                    if let value = try JSONRead.bool(member.value) { self.enabled = value }
+                } catch {
+                    throw error.inField("enabled")
+                }
+            case "endpoint":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "endpoint")
+                    if let value = try JSONRead.string(member.value) { self.endpoint = value }
+                } catch {
+                    throw error.inField("endpoint")
+                }
+            case "paused":
+                do throws(JSONDecodingError) {
+                    try seen.insert(2, "paused")
+                    if let value = try JSONRead.bool(member.value) { self.paused = value }
+                } catch {
+                    throw error.inField("paused")
+                }
+            case "pauseReason", "pause_reason":
+                do throws(JSONDecodingError) {
+                    try seen.insert(3, "pauseReason")
+                    if let value = try JSONRead.string(member.value) { self.pauseReason = value }
+                } catch {
+                    throw error.inField("pauseReason")
+                }
+            case "queued":
+                do throws(JSONDecodingError) {
+                    try seen.insert(4, "queued")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.queued = value }
+                } catch {
+                    throw error.inField("queued")
+                }
+            case "inFlight", "in_flight":
+                do throws(JSONDecodingError) {
+                    try seen.insert(5, "inFlight")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.inFlight = value }
+                } catch {
+                    throw error.inField("inFlight")
+                }
+            case "delivered":
+                do throws(JSONDecodingError) {
+                    try seen.insert(6, "delivered")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.delivered = value }
+                } catch {
+                    throw error.inField("delivered")
+                }
+            case "retried":
+                do throws(JSONDecodingError) {
+                    try seen.insert(7, "retried")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.retried = value }
+                } catch {
+                    throw error.inField("retried")
+                }
+            case "expired":
+                do throws(JSONDecodingError) {
+                    try seen.insert(8, "expired")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.expired = value }
+                } catch {
+                    throw error.inField("expired")
+                }
+            case "rejected":
+                do throws(JSONDecodingError) {
+                    try seen.insert(9, "rejected")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.rejected = value }
+                } catch {
+                    throw error.inField("rejected")
+                }
+            case "registeredDevices", "registered_devices":
+                do throws(JSONDecodingError) {
+                    try seen.insert(10, "registeredDevices")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.registeredDevices = value }
+                } catch {
+                    throw error.inField("registeredDevices")
+                }
+            case "disabledDevices", "disabled_devices":
+                do throws(JSONDecodingError) {
+                    try seen.insert(11, "disabledDevices")
+                    if let value = try JSONRead.integer(member.value, as: UInt64.self) { self.disabledDevices = value }
+                } catch {
+                    throw error.inField("disabledDevices")
+                }
+            default:
+                guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
+            }
+        }
+    }
+
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if enabled {
+            writer.key("enabled")
+            writer.bool(enabled)
+        }
+        if !endpoint.isEmpty {
+            writer.key("endpoint")
+            writer.string(endpoint)
+        }
+        if paused {
+            writer.key("paused")
+            writer.bool(paused)
+        }
+        if !pauseReason.isEmpty {
+            writer.key("pauseReason")
+            writer.string(pauseReason)
+        }
+        if queued != 0 {
+            writer.key("queued")
+            writer.quotedNumber(queued)
+        }
+        if inFlight != 0 {
+            writer.key("inFlight")
+            writer.quotedNumber(inFlight)
+        }
+        if delivered != 0 {
+            writer.key("delivered")
+            writer.quotedNumber(delivered)
+        }
+        if retried != 0 {
+            writer.key("retried")
+            writer.quotedNumber(retried)
+        }
+        if expired != 0 {
+            writer.key("expired")
+            writer.quotedNumber(expired)
+        }
+        if rejected != 0 {
+            writer.key("rejected")
+            writer.quotedNumber(rejected)
+        }
+        if registeredDevices != 0 {
+            writer.key("registeredDevices")
+            writer.quotedNumber(registeredDevices)
+        }
+        if disabledDevices != 0 {
+            writer.key("disabledDevices")
+            writer.quotedNumber(disabledDevices)
         }
         writer.endObject()
     }
@@ -2836,6 +3431,9 @@ extension V1 {
         JSONMethodCodec(V1.CoinWatch.getPrices),
         JSONMethodCodec(V1.CoinWatch.publishPrices),
         JSONMethodCodec(V1.CoinWatch.streamAlerts),
+        JSONMethodCodec(V1.CoinWatch.registerDevice),
+        JSONMethodCodec(V1.CoinWatch.unregisterDevice),
+        JSONMethodCodec(V1.CoinWatch.getDevice),
         JSONMethodCodec(V1.Health.check),
         JSONMethodCodec(V1.Admin.createKey),
         JSONMethodCodec(V1.Admin.listKeys),

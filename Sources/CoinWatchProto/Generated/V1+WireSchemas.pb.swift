@@ -178,6 +178,70 @@ enum WireSchemas {
         ]
     )
 
+    static let coinwatch_v1_DeviceRegistration = WireSchema(
+        name: "coinwatch.v1.DeviceRegistration",
+        fields: [
+            .init(number: 1, name: "device_id", kind: .string),
+            .init(number: 2, name: "apns_token", kind: .string),
+            .init(number: 3, name: "environment", kind: .varint),
+            .init(number: 4, name: "topic", kind: .string),
+            .init(number: 5, name: "locale", kind: .string),
+            .init(number: 6, name: "registered_at_ms", kind: .varint),
+            .init(number: 7, name: "status", kind: .varint),
+            .init(number: 8, name: "disabled_reason", kind: .string),
+            .init(number: 9, name: "disabled_at_ms", kind: .varint),
+            .init(number: 10, name: "delivered", kind: .varint),
+            .init(number: 11, name: "last_delivered_alert_id", kind: .string),
+            .init(number: 12, name: "last_delivered_at_ms", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_RegisterDeviceRequest = WireSchema(
+        name: "coinwatch.v1.RegisterDeviceRequest",
+        fields: [
+            .init(number: 1, name: "device_id", kind: .string),
+            .init(number: 2, name: "apns_token", kind: .string),
+            .init(number: 3, name: "environment", kind: .varint),
+            .init(number: 4, name: "topic", kind: .string),
+            .init(number: 5, name: "locale", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_RegisterDeviceResponse = WireSchema(
+        name: "coinwatch.v1.RegisterDeviceResponse",
+        fields: [
+            .init(number: 1, name: "registration", kind: .message(coinwatch_v1_DeviceRegistration)),
+        ]
+    )
+
+    static let coinwatch_v1_UnregisterDeviceRequest = WireSchema(
+        name: "coinwatch.v1.UnregisterDeviceRequest",
+        fields: [
+            .init(number: 1, name: "device_id", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_UnregisterDeviceResponse = WireSchema(
+        name: "coinwatch.v1.UnregisterDeviceResponse",
+        fields: [
+            .init(number: 1, name: "existed", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_GetDeviceRequest = WireSchema(
+        name: "coinwatch.v1.GetDeviceRequest",
+        fields: [
+            .init(number: 1, name: "device_id", kind: .string),
+        ]
+    )
+
+    static let coinwatch_v1_GetDeviceResponse = WireSchema(
+        name: "coinwatch.v1.GetDeviceResponse",
+        fields: [
+            .init(number: 1, name: "registration", kind: .message(coinwatch_v1_DeviceRegistration)),
+        ]
+    )
+
     static let coinwatch_v1_HealthCheckRequest = WireSchema(
         name: "coinwatch.v1.HealthCheckRequest",
         fields: [
@@ -190,6 +254,7 @@ enum WireSchemas {
         fields: [
             .init(number: 1, name: "status", kind: .varint),
             .init(number: 2, name: "feeds", kind: .message(coinwatch_v1_FeedSourceHealth)),
+            .init(number: 3, name: "push", kind: .message(coinwatch_v1_PushDeliveryState)),
             .init(number: 4, name: "cluster", kind: .message(coinwatch_v1_ClusterHealth)),
         ]
     )
@@ -231,6 +296,24 @@ enum WireSchemas {
             .init(number: 2, name: "age_ms", kind: .varint),
             .init(number: 3, name: "valid_for_ms", kind: .varint),
             .init(number: 4, name: "token", kind: .varint),
+        ]
+    )
+
+    static let coinwatch_v1_PushDeliveryState = WireSchema(
+        name: "coinwatch.v1.PushDeliveryState",
+        fields: [
+            .init(number: 1, name: "enabled", kind: .varint),
+            .init(number: 2, name: "endpoint", kind: .string),
+            .init(number: 3, name: "paused", kind: .varint),
+            .init(number: 4, name: "pause_reason", kind: .string),
+            .init(number: 5, name: "queued", kind: .varint),
+            .init(number: 6, name: "in_flight", kind: .varint),
+            .init(number: 7, name: "delivered", kind: .varint),
+            .init(number: 8, name: "retried", kind: .varint),
+            .init(number: 9, name: "expired", kind: .varint),
+            .init(number: 10, name: "rejected", kind: .varint),
+            .init(number: 11, name: "registered_devices", kind: .varint),
+            .init(number: 12, name: "disabled_devices", kind: .varint),
         ]
     )
 

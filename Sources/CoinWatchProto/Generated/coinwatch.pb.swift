@@ -48,6 +48,85 @@ extension V1 {
 }
 
 extension V1 {
+    /// Which APNs environment issued a device token: a development build of the
+    /// app gets its token from the sandbox, an App Store or TestFlight build from
+    /// production.
+    ///
+    /// Open, as proto3 requires: a value this build does not name survives decoding and re-encoding
+    /// unchanged, so a newer peer's values never fail a decode.
+    public struct PushEnvironment: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number on the wire.
+        public var rawValue: Int32
+
+        /// Wraps any number, named by the schema or not.
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
+
+        /// Not set: treated as PRODUCTION.
+        public static let unspecified = Self(rawValue: 0)
+
+        /// api.sandbox.push.apple.com.
+        public static let sandbox = Self(rawValue: 1)
+
+        /// api.push.apple.com.
+        public static let production = Self(rawValue: 2)
+
+        /// Every value the schema names, in declaration order.
+        public static let knownValues: [Self] = [
+            .unspecified,
+            .sandbox,
+            .production,
+        ]
+
+        /// The schema's name for the value (e.g. `PUSH_ENVIRONMENT_PRODUCTION`), or its number when the
+        /// schema does not name it, as protobuf's text format prints it.
+        public var description: String {
+            protoValueName.map { "\($0)" } ?? String(rawValue)
+        }
+    }
+}
+
+extension V1 {
+    /// Whether alerts are pushed to a registered device.
+    ///
+    /// Open, as proto3 requires: a value this build does not name survives decoding and re-encoding
+    /// unchanged, so a newer peer's values never fail a decode.
+    public struct DeliveryStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number on the wire.
+        public var rawValue: Int32
+
+        /// Wraps any number, named by the schema or not.
+        public init(rawValue: Int32) {
+            self.rawValue = rawValue
+        }
+
+        /// Not set; never sent by the server.
+        public static let unspecified = Self(rawValue: 0)
+
+        /// Alerts are pushed to the device.
+        public static let active = Self(rawValue: 1)
+
+        /// APNs refused the token for good; nothing is pushed until the device
+        /// registers again.
+        public static let disabled = Self(rawValue: 2)
+
+        /// Every value the schema names, in declaration order.
+        public static let knownValues: [Self] = [
+            .unspecified,
+            .active,
+            .disabled,
+        ]
+
+        /// The schema's name for the value (e.g. `DELIVERY_STATUS_DISABLED`), or its number when the
+        /// schema does not name it, as protobuf's text format prints it.
+        public var description: String {
+            protoValueName.map { "\($0)" } ?? String(rawValue)
+        }
+    }
+}
+
+extension V1 {
     /// An exact decimal number: value = mantissa × 10^(−scale).
     /// 64250.5 is {mantissa: 642505, scale: 1}. Servers answer with the smallest
     /// scale that represents the value exactly (no trailing zeros).
@@ -681,6 +760,250 @@ extension V1.Alert: WireMessage {
 }
 
 extension V1 {
+    /// A device registered for push notifications, with its delivery state.
+    public struct DeviceRegistration: Sendable, Hashable {
+        /// The device id in canonical form (as in Settings).
+        public var deviceID: String = ""
+
+        /// The APNs device token: lowercase hex, 64 to 200 digits.
+        public var apnsToken: String = ""
+
+        /// The environment that issued the token.
+        public var environment: V1.PushEnvironment = .unspecified
+
+        /// The app's bundle id (the apns-topic); empty = the server's default topic.
+        public var topic: String = ""
+
+        /// The device's locale (e.g. "en-GB"), as the app reported it; may be empty.
+        public var locale: String = ""
+
+        /// When the device last registered, in milliseconds since the Unix epoch.
+        public var registeredAtMs: Int64 = 0
+
+        /// Whether alerts are pushed to the device.
+        public var status: V1.DeliveryStatus = .unspecified
+
+        /// Why delivery is disabled: APNs' reason, e.g. "Unregistered",
+        /// "BadDeviceToken" or "DeviceTokenNotForTopic". Empty while active.
+        public var disabledReason: String = ""
+
+        /// When delivery was disabled, in milliseconds since the Unix epoch; 0 while
+        /// active.
+        public var disabledAtMs: Int64 = 0
+
+        /// Alerts APNs accepted for the device since it first registered.
+        public var delivered: UInt64 = 0
+
+        /// The id of the last alert APNs accepted; empty before the first.
+        public var lastDeliveredAlertID: String = ""
+
+        /// When APNs accepted it, in milliseconds since the Unix epoch; 0 before the
+        /// first.
+        public var lastDeliveredAtMs: Int64 = 0
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            deviceID: String = "",
+            apnsToken: String = "",
+            environment: V1.PushEnvironment = .unspecified,
+            topic: String = "",
+            locale: String = "",
+            registeredAtMs: Int64 = 0,
+            status: V1.DeliveryStatus = .unspecified,
+            disabledReason: String = "",
+            disabledAtMs: Int64 = 0,
+            delivered: UInt64 = 0,
+            lastDeliveredAlertID: String = "",
+            lastDeliveredAtMs: Int64 = 0
+        ) {
+            self.deviceID = deviceID
+            self.apnsToken = apnsToken
+            self.environment = environment
+            self.topic = topic
+            self.locale = locale
+            self.registeredAtMs = registeredAtMs
+            self.status = status
+            self.disabledReason = disabledReason
+            self.disabledAtMs = disabledAtMs
+            self.delivered = delivered
+            self.lastDeliveredAlertID = lastDeliveredAlertID
+            self.lastDeliveredAtMs = lastDeliveredAtMs
+        }
+    }
+}
+
+extension V1.DeviceRegistration: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.DeviceRegistration"
+}
+
+extension V1 {
+    /// coinwatch.v1.CoinWatch/RegisterDevice: registers a device's APNs token, or
+    /// replaces it. Registering again also re-enables a disabled device.
+    public struct RegisterDeviceRequest: Sendable, Hashable {
+        /// The device to register.
+        public var deviceID: String = ""
+
+        /// The APNs device token as hex (64 to 200 digits, an even count; any case).
+        public var apnsToken: String = ""
+
+        /// The environment that issued the token; UNSPECIFIED = PRODUCTION.
+        public var environment: V1.PushEnvironment = .unspecified
+
+        /// The app's bundle id; empty = the server's default topic.
+        public var topic: String = ""
+
+        /// The device's locale, e.g. "en-GB"; optional.
+        public var locale: String = ""
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            deviceID: String = "",
+            apnsToken: String = "",
+            environment: V1.PushEnvironment = .unspecified,
+            topic: String = "",
+            locale: String = ""
+        ) {
+            self.deviceID = deviceID
+            self.apnsToken = apnsToken
+            self.environment = environment
+            self.topic = topic
+            self.locale = locale
+        }
+    }
+}
+
+extension V1.RegisterDeviceRequest: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.RegisterDeviceRequest"
+}
+
+extension V1 {
+    /// The answer to RegisterDevice.
+    public struct RegisterDeviceResponse: Sendable, Hashable {
+        /// The registration as stored.
+        ///
+        /// `nil` when the field is absent from the wire; presence is meaningful.
+        public var registration: V1.DeviceRegistration? = nil
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            registration: V1.DeviceRegistration? = nil
+        ) {
+            self.registration = registration
+        }
+    }
+}
+
+extension V1.RegisterDeviceResponse: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.RegisterDeviceResponse"
+}
+
+extension V1 {
+    /// coinwatch.v1.CoinWatch/UnregisterDevice
+    public struct UnregisterDeviceRequest: Sendable, Hashable {
+        /// The device to unregister.
+        public var deviceID: String = ""
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            deviceID: String = ""
+        ) {
+            self.deviceID = deviceID
+        }
+    }
+}
+
+extension V1.UnregisterDeviceRequest: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.UnregisterDeviceRequest"
+}
+
+extension V1 {
+    /// The answer to UnregisterDevice.
+    public struct UnregisterDeviceResponse: Sendable, Hashable {
+        /// Whether the device was registered (and now is not).
+        public var existed: Bool = false
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            existed: Bool = false
+        ) {
+            self.existed = existed
+        }
+    }
+}
+
+extension V1.UnregisterDeviceResponse: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.UnregisterDeviceResponse"
+}
+
+extension V1 {
+    /// coinwatch.v1.CoinWatch/GetDevice
+    public struct GetDeviceRequest: Sendable, Hashable {
+        /// The device whose registration to read.
+        public var deviceID: String = ""
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            deviceID: String = ""
+        ) {
+            self.deviceID = deviceID
+        }
+    }
+}
+
+extension V1.GetDeviceRequest: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.GetDeviceRequest"
+}
+
+extension V1 {
+    /// The answer to GetDevice; a device that is not registered gets NOT_FOUND.
+    public struct GetDeviceResponse: Sendable, Hashable {
+        /// The registration with its delivery state.
+        ///
+        /// `nil` when the field is absent from the wire; presence is meaningful.
+        public var registration: V1.DeviceRegistration? = nil
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            registration: V1.DeviceRegistration? = nil
+        ) {
+            self.registration = registration
+        }
+    }
+}
+
+extension V1.GetDeviceResponse: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.GetDeviceResponse"
+}
+
+extension V1 {
     /// coinwatch.v1.Health/Check
     public struct HealthCheckRequest: Sendable, Hashable {
         /// The service to check; empty = the whole server.
@@ -711,6 +1034,11 @@ extension V1 {
 
         /// Each price source, in the order of --feed; empty for --feed none.
         public var feeds: [V1.FeedSourceHealth] = []
+
+        /// Push delivery to APNs: whether it is on, and its counters.
+        ///
+        /// `nil` when the field is absent from the wire; presence is meaningful.
+        public var push: V1.PushDeliveryState? = nil
 
         /// This node's part in a cluster (coinwatchd --cluster); absent on a single node.
         ///
@@ -760,10 +1088,12 @@ extension V1 {
         public init(
             status: V1.HealthCheckResponse.ServingStatus = .unknown,
             feeds: [V1.FeedSourceHealth] = [],
+            push: V1.PushDeliveryState? = nil,
             cluster: V1.ClusterHealth? = nil
         ) {
             self.status = status
             self.feeds = feeds
+            self.push = push
             self.cluster = cluster
         }
     }
@@ -944,6 +1274,86 @@ extension V1.ClusterLease: WireMessage {
 }
 
 extension V1 {
+    /// Push delivery to Apple's push service (APNs), as HealthCheckResponse
+    /// reports it. Counters run from the server's start.
+    public struct PushDeliveryState: Sendable, Hashable {
+        /// Whether the server delivers to APNs (it was started with an APNs key).
+        public var enabled: Bool = false
+
+        /// The APNs endpoint, e.g. "https://api.push.apple.com".
+        public var endpoint: String = ""
+
+        /// Delivery is paused because APNs rejected the provider token even after
+        /// a fresh one; pause_reason says why.
+        public var paused: Bool = false
+
+        /// Why delivery is paused; empty while it is not.
+        public var pauseReason: String = ""
+
+        /// Alerts waiting to be sent, including those waiting to be retried.
+        public var queued: UInt64 = 0
+
+        /// Alerts sent and not yet answered.
+        public var inFlight: UInt64 = 0
+
+        /// Alerts APNs accepted (HTTP 200).
+        public var delivered: UInt64 = 0
+
+        /// Sends retried after a 429, a 5xx, a timeout or a dropped connection.
+        public var retried: UInt64 = 0
+
+        /// Alerts dropped because they expired before APNs accepted them.
+        public var expired: UInt64 = 0
+
+        /// Alerts APNs refused for good (the device's token or the request).
+        public var rejected: UInt64 = 0
+
+        /// Registered devices.
+        public var registeredDevices: UInt64 = 0
+
+        /// Registered devices whose delivery is disabled (token rejected by APNs).
+        public var disabledDevices: UInt64 = 0
+
+        /// A message with every field at its default, as an empty encoding decodes.
+        public init() {}
+
+        /// A message with the given fields; the ones left out keep their defaults.
+        public init(
+            enabled: Bool = false,
+            endpoint: String = "",
+            paused: Bool = false,
+            pauseReason: String = "",
+            queued: UInt64 = 0,
+            inFlight: UInt64 = 0,
+            delivered: UInt64 = 0,
+            retried: UInt64 = 0,
+            expired: UInt64 = 0,
+            rejected: UInt64 = 0,
+            registeredDevices: UInt64 = 0,
+            disabledDevices: UInt64 = 0
+        ) {
+            self.enabled = enabled
+            self.endpoint = endpoint
+            self.paused = paused
+            self.pauseReason = pauseReason
+            self.queued = queued
+            self.inFlight = inFlight
+            self.delivered = delivered
+            self.retried = retried
+            self.expired = expired
+            self.rejected = rejected
+            self.registeredDevices = registeredDevices
+            self.disabledDevices = disabledDevices
+        }
+    }
+}
+
+extension V1.PushDeliveryState: WireMessage {
+    /// The fully qualified protobuf name, used in error messages.
+    public static let protoName = "coinwatch.v1.PushDeliveryState"
+}
+
+extension V1 {
     /// The CoinWatch service.
     ///
     /// Names and message types of its methods, so servers and clients agree on them by construction.
@@ -1007,6 +1417,30 @@ extension V1 {
             hasNoSideEffects: false
         )
 
+        /// Registers a device's APNs token (or replaces it), durably.
+        public static let registerDevice = WireMethod<V1.RegisterDeviceRequest, V1.RegisterDeviceResponse>(
+            path: "coinwatch.v1.CoinWatch/RegisterDevice",
+            isClientStreaming: false,
+            isServerStreaming: false,
+            hasNoSideEffects: false
+        )
+
+        /// Removes a device's registration.
+        public static let unregisterDevice = WireMethod<V1.UnregisterDeviceRequest, V1.UnregisterDeviceResponse>(
+            path: "coinwatch.v1.CoinWatch/UnregisterDevice",
+            isClientStreaming: false,
+            isServerStreaming: false,
+            hasNoSideEffects: false
+        )
+
+        /// Reads a device's registration and delivery state.
+        public static let getDevice = WireMethod<V1.GetDeviceRequest, V1.GetDeviceResponse>(
+            path: "coinwatch.v1.CoinWatch/GetDevice",
+            isClientStreaming: false,
+            isServerStreaming: false,
+            hasNoSideEffects: false
+        )
+
         /// The paths of every method, in declaration order.
         public static let methodPaths: [String] = [
             "coinwatch.v1.CoinWatch/GetSettings",
@@ -1016,6 +1450,9 @@ extension V1 {
             "coinwatch.v1.CoinWatch/GetPrices",
             "coinwatch.v1.CoinWatch/PublishPrices",
             "coinwatch.v1.CoinWatch/StreamAlerts",
+            "coinwatch.v1.CoinWatch/RegisterDevice",
+            "coinwatch.v1.CoinWatch/UnregisterDevice",
+            "coinwatch.v1.CoinWatch/GetDevice",
         ]
     }
 }

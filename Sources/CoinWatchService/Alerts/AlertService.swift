@@ -2,6 +2,7 @@ import CoinWatchAlertEngine
 public import CoinWatchLogging
 public import CoinWatchModel
 import CoinWatchProto
+import CoinWatchPush
 import CoinWatchRPC
 public import CoinWatchStore
 import Dispatch
@@ -29,6 +30,7 @@ public final class AlertService: Sendable {
 
     let worker: AlertWorker
 
+    /// An alert service without push delivery.
     public convenience init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
                             logger: Logger = .disabled) throws {
         try self.init(
@@ -41,11 +43,15 @@ public final class AlertService: Sendable {
     ///     settings loaded); read here otherwise.
     ///   - rulesAtLoad: every device's rules as the settings store's load read them (its `onLoadedRule` hook), if
     ///     the caller collected them; used when no change was committed since, else the rules are read again.
+    ///   - push: delivery of the outbox to APNs, run by the alert thread; none when nil.
     init(database: Database, settings: SettingsStore, configuration: Configuration = Configuration(),
          logger: Logger = .disabled, armStates: BackgroundResult<AlertStorage.LoadedStates>?,
-         rulesAtLoad: [RuleRecord]?) throws {
+         rulesAtLoad: [RuleRecord]?, push: PushDelivery? = nil) throws {
+        let push = push ?? PushDelivery(
+            sender: nil, environment: .production, defaultTopic: "", registry: DeviceRegistry([:]),
+            configuration: PushDelivery.Configuration(), outboxExpiry: configuration.outboxExpiry, logger: logger)
         let engine = AlertEngine(configuration: try AlertEngine.Configuration(hysteresis: configuration.hysteresis))
-        worker = AlertWorker(database: database, engine: engine, configuration: configuration, logger: logger)
+        worker = AlertWorker(database: database, engine: engine, configuration: configuration, push: push, logger: logger)
         // The arm states are read on a second thread (started by the caller, if it read them ahead) while this one
         // collects the rules.
         let armStates = armStates ?? AlertStorage.startLoadingArmStates(database)
@@ -72,6 +78,7 @@ public final class AlertService: Sendable {
             worker.post(.settingsChanged(changes))
         })
         if let loadError { throw loadError }
+        try worker.loadPushQueue()
         worker.start()
     }
 

@@ -3,15 +3,17 @@ import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchPush
 import CoinWatchRPC
 import CoinWatchStore
 import Dispatch
 import Foundation
 import Synchronization
 
-/// The alert thread: owns the engine and the table of live subscribers.
+/// The alert thread: owns the engine, the table of live subscribers and the outbox, and delivers the outbox to
+/// APNs through `push`.
 final class AlertWorker: @unchecked Sendable {
-    // @unchecked Sendable: `engine`, `subscribers` and `result` are touched only on the
+    // @unchecked Sendable: `engine`, `subscribers`, `result` and `push` are touched only on the
     // alert thread (after `start()`; `load` runs before it, on the creating thread);
     // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
     enum Job: Sendable {
@@ -20,7 +22,12 @@ final class AlertWorker: @unchecked Sendable {
         case settingsChanged([SettingsChange])
         case subscribe(AlertSubscriber)
         case unsubscribe(DeviceID, UInt64)
-        case delivered(key: [UInt8], alertID: String)
+        /// A StreamAlerts call wrote the alert.
+        case delivered(key: [UInt8], alertID: String, device: DeviceID)
+        case registerDevice(PushDelivery.Registration, UnaryResponder<V1.RegisterDeviceResponse>)
+        case unregisterDevice(DeviceID, UnaryResponder<V1.UnregisterDeviceResponse>)
+        /// APNs's answers, from the provider's thread.
+        case pushResponses([APNsResponse])
         /// Cluster mode: this node took these shards over; fire what it held back for them since `sinceMs`.
         case shardsTaken(Set<Int>, sinceMs: Int64)
     }
@@ -32,6 +39,7 @@ final class AlertWorker: @unchecked Sendable {
     let stats = AlertCounters()
     /// Cluster mode: whether this node fires a device's alerts (`AlertService.fireOnly(where:)`); nil: always.
     let gate = Mutex<(any AlertGate)?>(nil)
+    let push: PushDelivery
     /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
     private struct Inbox {
         var jobs: [Job] = []
@@ -61,10 +69,12 @@ final class AlertWorker: @unchecked Sendable {
     private var stopping = false
     private var started = false
 
-    init(database: Database, engine: AlertEngine, configuration: AlertService.Configuration, logger: Logger) {
+    init(database: Database, engine: AlertEngine, configuration: AlertService.Configuration, push: PushDelivery,
+         logger: Logger) {
         self.database = database
         self.engine = engine
         self.configuration = configuration
+        self.push = push
         self.logger = logger
     }
 
@@ -98,6 +108,28 @@ final class AlertWorker: @unchecked Sendable {
             "fresh_states": "\(report.freshStates.count)", "discarded_states": "\(report.discardedStates)",
             "unreadable_records": "\(states.unreadable.count)",
         ])
+    }
+
+    /// Before `start()`: queues for APNs the outbox entries a previous run left, oldest first.
+    func loadPushQueue() throws {
+        guard push.isOn else { return }
+        var entries: [(key: [UInt8], alert: V1.Alert, device: DeviceID)] = []
+        try database.forEach(prefix: AlertStorage.outboxPrefix) { entry in
+            if let alert = try? V1.Alert(serializedBytes: entry.value), let device = try? DeviceID(validating: alert.deviceID) {
+                entries.append((entry.key, alert, device))
+            }
+            return .continue
+        }
+        entries.sort { lhs, rhs in
+            lhs.alert.timeMs != rhs.alert.timeMs ? lhs.alert.timeMs < rhs.alert.timeMs : lhs.key.lexicographicallyPrecedes(rhs.key)
+        }
+        let round = Round()
+        for entry in entries {
+            push.alertWritten(key: entry.key, device: entry.device, round)
+        }
+        if !entries.isEmpty {
+            logger.info("outbox queued for APNs", ["entries": "\(entries.count)"])
+        }
     }
 
     func start() {
@@ -151,8 +183,13 @@ final class AlertWorker: @unchecked Sendable {
 
     private func run() {
         var lastSweep = MonotonicClock.nanoseconds()
+        // The first round runs at once: it sends what `loadPushQueue` found in the outbox.
+        var first = true
         while true {
-            _ = wake.wait(timeout: .now() + 60)
+            var sleep: Int64 = 60_000_000_000
+            if let retry = push.nextRetry { sleep = min(sleep, max(0, retry - MonotonicClock.nanoseconds())) }
+            if !first { _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep))) }
+            first = false
             let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
                 guard !inbox.paused || inbox.stopping else { return ([], false) }
                 defer {
@@ -168,6 +205,7 @@ final class AlertWorker: @unchecked Sendable {
                 lastSweep = MonotonicClock.nanoseconds()
             }
             self.stopping = stopping
+            push.prepare(&round, nowMs: WallClock.milliseconds(), read: outboxEntry)
             commit(&round)
             if stopping && inbox.withLock({ $0.jobs.isEmpty }) { break }
         }
@@ -187,10 +225,19 @@ final class AlertWorker: @unchecked Sendable {
         /// what earlier jobs of the same round did, or a subscriber would miss an alert fired just before it
         /// subscribed, and a stale delete (expiry, delivery of an older alert) would wipe a newer one.
         var outbox: [[UInt8]: V1.Alert?] = [:]
+        /// Device registrations this round changed (`nil`: removed); published to the registry after the write.
+        var registrations: [DeviceID: V1.DeviceRegistration?] = [:]
+        /// A caller waits for a change of this round: write it synced.
+        var syncWrite = false
+        /// Answers to send once the round's batch is written (with the write's error, if it failed).
+        var replies: [(RPCError?) -> Void] = []
+        /// Notifications to hand to APNs once the round's batch is written.
+        var pushRequests: [APNsRequest] = []
+        var pushCounts = PushCounts()
     }
 
     /// The outbox entry under `key` as of this point of the round.
-    private func outboxEntry(_ key: [UInt8], _ round: Round) -> V1.Alert? {
+    func outboxEntry(_ key: [UInt8], _ round: Round) -> V1.Alert? {
         if let staged = round.outbox[key] { return staged }
         guard let bytes = try? database.get(key) else { return nil }
         return try? V1.Alert(serializedBytes: bytes)
@@ -216,13 +263,22 @@ final class AlertWorker: @unchecked Sendable {
             subscribers[device]?.removeValue(forKey: id)
             if subscribers[device]?.isEmpty == true { subscribers.removeValue(forKey: device) }
             stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
-        case .delivered(let key, let alertID):
-            // Leave a newer alert that replaced this one in place.
-            if outboxEntry(key, round)?.id == alertID {
+        case .delivered(let key, let alertID, let device):
+            // Leave a newer alert that replaced this one in place, and an alert APNs is to deliver: the phone
+            // is its recipient, whoever else follows the device.
+            if !push.owns(device, round) && outboxEntry(key, round)?.id == alertID {
                 round.outbox[key] = .some(nil)
             }
         case .shardsTaken(let shards, let sinceMs):
             takeOver(shards, sinceMs: sinceMs, &round)
+        case .registerDevice(let registration, let responder):
+            push.register(registration, responder: responder, nowMs: WallClock.milliseconds(), &round) { device, round in
+                self.outboxKeys(of: device, round)
+            }
+        case .unregisterDevice(let device, let responder):
+            push.unregister(device, responder: responder, &round)
+        case .pushResponses(let responses):
+            push.handle(responses, &round, nowMs: WallClock.milliseconds(), read: outboxEntry)
         }
     }
 
@@ -264,6 +320,7 @@ final class AlertWorker: @unchecked Sendable {
                     continue
                 }
                 round.outbox[key] = .some(alert)
+                push.alertWritten(key: key, device: fired.device, round)
                 stats.alertsFired.add(1, ordering: .relaxed)
                 for subscriber in subscribers[fired.device]?.values ?? [:].values {
                     round.deliveries.append((subscriber, alert, key))
@@ -348,6 +405,16 @@ final class AlertWorker: @unchecked Sendable {
         }
     }
 
+    /// The keys of every outbox entry of `device` as of this point of the round.
+    private func outboxKeys(of device: DeviceID, _ round: Round) -> [[UInt8]] {
+        let prefix = AlertStorage.outboxDevicePrefix(device)
+        var keys = Set((try? database.scan(prefix: prefix))?.map(\.key) ?? [])
+        for (key, staged) in round.outbox where key.starts(with: prefix) {
+            if staged != nil { keys.insert(key) } else { keys.remove(key) }
+        }
+        return keys.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
     /// Drops outbox entries past the expiry.
     private func sweepExpired(_ round: inout Round) {
         let oldest = WallClock.milliseconds() - configuration.outboxExpiry.inMilliseconds
@@ -360,6 +427,7 @@ final class AlertWorker: @unchecked Sendable {
         // An entry this round already replaced or deleted is newer than what LevelDB holds.
         for key in expired where round.outbox[key] == nil {
             round.outbox[key] = .some(nil)
+            push.outboxEntryExpired(key, &round)
         }
     }
 
@@ -399,21 +467,36 @@ final class AlertWorker: @unchecked Sendable {
             unsavedClock = false
             lastPriceSave = now
         }
-        if !round.batch.isEmpty {
-            do {
-                try database.write(round.batch)
-            } catch {
-                logger.error("alert state not written", ["reason": "\(error)"])
+        for (device, registration) in round.registrations {
+            if let registration {
+                round.batch.put(PushStorage.deviceKey(device), registration.serializedBytes())
+            } else {
+                round.batch.delete(PushStorage.deviceKey(device))
             }
         }
+        var failure: RPCError?
+        if !round.batch.isEmpty {
+            do {
+                try database.write(round.batch, sync: round.syncWrite)
+            } catch {
+                logger.error("alert state not written", ["reason": "\(error)"])
+                failure = RPCError(code: .unavailable, message: "store write failed: \(error.message)")
+            }
+        }
+        if failure == nil {
+            push.registry.apply(round.registrations)
+        }
+        for reply in round.replies { reply(failure) }
+        push.committed(&round)
         for (subscriber, alert, key) in round.deliveries {
             let stream = subscriber.stream
             let id = alert.id
+            let device = subscriber.device
             stream.eventLoop.execute { [self] in
                 guard stream.isActive else { return }
                 stream.send(alert)
                 stats.alertsDelivered.add(1, ordering: .relaxed)
-                post(.delivered(key: key, alertID: id))
+                post(.delivered(key: key, alertID: id, device: device))
             }
         }
     }

@@ -13,7 +13,8 @@ extension HealthState {
                     throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
                 }
                 var response = V1.HealthCheckResponse(
-                    status: self.isServing ? .serving : .notServing, feeds: self.feedSourceStats.map(Self.wire))
+                    status: self.isServing ? .serving : .notServing, feeds: self.feedSourceStats.map(Self.wire),
+                    push: self.push)
                 response.cluster = self.cluster
                 return response
             }),

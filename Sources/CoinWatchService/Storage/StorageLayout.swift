@@ -40,6 +40,8 @@ enum StorageLayout {
 
     // `auth:` (service keys and device secrets) belongs to the credential store, `AuthStorage` in CoinWatchAuth,
     // which declares it: that module sits below this one.
+    /// Push delivery: devices registered for APNs (see `PushStorage`).
+    static let pushPrefix: [UInt8] = Array("push:".utf8)
 
     /// The key of one device's settings.
     static func settingsKey(_ canonicalDeviceID: String) -> [UInt8] {

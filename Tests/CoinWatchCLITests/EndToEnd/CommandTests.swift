@@ -121,15 +121,58 @@ struct CommandTests {
         defer { server.stop() }
         var result = try await CLIProcess.run(["health"], server: server.address)
         #expect(result.status == 0)
-        #expect(result.stdout.hasPrefix("SERVING — coinwatchd "))
-        #expect(result.stdout.hasSuffix(" at \(server.address)\n"))
+        let text = lines(result.stdout)
+        #expect(text.first?.hasPrefix("SERVING — coinwatchd ") == true)
+        #expect(text.first?.hasSuffix(" at \(server.address)") == true)
+        #expect(text.dropFirst().first == "push    off (coinwatchd runs without an APNs key); 0 registered devices")
         result = try await CLIProcess.run(["health", "--json"], server: server.address)
         let object = try jsonObject(lines(result.stdout)[0])
         #expect(object["status"] as? String == "SERVING")
         #expect(object["server"] as? String == server.address)
         #expect(object["server_name"] as? String == "coinwatchd")
-        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version", "feeds"])
+        #expect(Set(object.keys) == ["status", "server", "server_name", "server_version", "feeds", "push"])
         #expect(object["feeds"] is [Any])
+        let push = try #require(object["push"] as? [String: Any])
+        #expect(push["enabled"] as? Bool == false)
+        #expect(Set(push.keys) == [
+            "enabled", "endpoint", "paused", "pause_reason", "queued", "in_flight", "delivered", "retried", "expired",
+            "rejected", "registered_devices", "disabled_devices",
+        ])
+    }
+
+    @Test("devices register, show and unregister: text and JSON")
+    func devices() async throws {
+        let server = try await ServerProcess.start()
+        defer { server.stop() }
+        let token = String(repeating: "AB", count: 32)
+        var result = try await CLIProcess.run(
+            ["devices", "register", "phone-1", token, "--sandbox", "--topic", "com.example.dev", "--locale", "en-GB"],
+            server: server.address)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("token        \(token.lowercased())\n"))
+        #expect(result.stdout.contains("environment  sandbox\n"))
+        #expect(result.stdout.contains("topic        com.example.dev\n"))
+        #expect(result.stdout.contains("delivery     active\n"))
+        result = try await CLIProcess.run(["devices", "show", "phone-1", "--json"], server: server.address)
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try jsonObject(lines(result.stdout)[0])
+        #expect(object["device_id"] as? String == "phone-1")
+        #expect(object["apns_token"] as? String == token.lowercased())
+        #expect(object["environment"] as? String == "sandbox")
+        #expect(object["locale"] as? String == "en-GB")
+        #expect(object["status"] as? String == "active")
+        #expect(object["delivered"] as? Int == 0)
+        result = try await CLIProcess.run(["devices", "unregister", "phone-1"], server: server.address)
+        #expect(result.stdout == "unregistered device 'phone-1'\n")
+        result = try await CLIProcess.run(["devices", "unregister", "phone-1", "--json"], server: server.address)
+        #expect(result.stdout == "{\"device_id\":\"phone-1\",\"existed\":false}\n")
+        result = try await CLIProcess.run(["devices", "show", "phone-1"], server: server.address)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("error: NOT_FOUND: device 'phone-1' is not registered for push"))
+        // A bad token is refused before the server is asked.
+        result = try await CLIProcess.run(["devices", "register", "phone-1", "abc"], server: server.address)
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("error: TOKEN: must be an even number of 64–200 hex digits (got 3 characters)"))
     }
 
     @Test("--server from the option beats COINWATCH_SERVER")

@@ -259,6 +259,95 @@ extension V1.Alert: RandomMessage {
     }
 }
 
+extension V1.DeviceRegistration: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.deviceID = g.string(filled: filled)
+        m.apnsToken = g.string(filled: filled)
+        m.environment = g.enumValue(V1.PushEnvironment.knownValues, filled: filled)
+        m.topic = g.string(filled: filled)
+        m.locale = g.string(filled: filled)
+        m.registeredAtMs = g.integer(filled: filled)
+        m.status = g.enumValue(V1.DeliveryStatus.knownValues, filled: filled)
+        m.disabledReason = g.string(filled: filled)
+        m.disabledAtMs = g.integer(filled: filled)
+        m.delivered = g.integer(filled: filled)
+        m.lastDeliveredAlertID = g.string(filled: filled)
+        m.lastDeliveredAtMs = g.integer(filled: filled)
+        return m
+    }
+}
+
+extension V1.RegisterDeviceRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.deviceID = g.string(filled: filled)
+        m.apnsToken = g.string(filled: filled)
+        m.environment = g.enumValue(V1.PushEnvironment.knownValues, filled: filled)
+        m.topic = g.string(filled: filled)
+        m.locale = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.RegisterDeviceResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.registration = g.optional(filled: filled) { g, filled in
+            V1.DeviceRegistration.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        return m
+    }
+}
+
+extension V1.UnregisterDeviceRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.deviceID = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.UnregisterDeviceResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.existed = g.bool(filled: filled)
+        return m
+    }
+}
+
+extension V1.GetDeviceRequest: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.deviceID = g.string(filled: filled)
+        return m
+    }
+}
+
+extension V1.GetDeviceResponse: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.registration = g.optional(filled: filled) { g, filled in
+            V1.DeviceRegistration.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        return m
+    }
+}
+
 extension V1.HealthCheckRequest: RandomMessage {
     static let oneofCaseCount = 0
 
@@ -277,6 +366,9 @@ extension V1.HealthCheckResponse: RandomMessage {
         m.status = g.enumValue(V1.HealthCheckResponse.ServingStatus.knownValues, filled: filled)
         m.feeds = g.array(filled: filled) { g, filled in
             V1.FeedSourceHealth.random(using: &g, filled: filled, depth: depth + 1)
+        }
+        m.push = g.optional(filled: filled) { g, filled in
+            V1.PushDeliveryState.random(using: &g, filled: filled, depth: depth + 1)
         }
         m.cluster = g.optional(filled: filled) { g, filled in
             V1.ClusterHealth.random(using: &g, filled: filled, depth: depth + 1)
@@ -336,6 +428,27 @@ extension V1.ClusterLease: RandomMessage {
         m.ageMs = g.integer(filled: filled)
         m.validForMs = g.integer(filled: filled)
         m.token = g.integer(filled: filled)
+        return m
+    }
+}
+
+extension V1.PushDeliveryState: RandomMessage {
+    static let oneofCaseCount = 0
+
+    static func random(using g: inout RandomValues, filled: Bool, oneofCase: Int?, depth: Int) -> Self {
+        var m = Self()
+        m.enabled = g.bool(filled: filled)
+        m.endpoint = g.string(filled: filled)
+        m.paused = g.bool(filled: filled)
+        m.pauseReason = g.string(filled: filled)
+        m.queued = g.integer(filled: filled)
+        m.inFlight = g.integer(filled: filled)
+        m.delivered = g.integer(filled: filled)
+        m.retried = g.integer(filled: filled)
+        m.expired = g.integer(filled: filled)
+        m.rejected = g.integer(filled: filled)
+        m.registeredDevices = g.integer(filled: filled)
+        m.disabledDevices = g.integer(filled: filled)
         return m
     }
 }

@@ -81,7 +81,7 @@ struct AlertRoundTests {
             worker.pause()
             harness.publish("BTC", "5020")  // a newer alert under the same outbox key
             // A stream's write of the older alert confirmed after it: the newer one must stay.
-            worker.post(.delivered(key: AlertStorage.outboxKey(device, PriceFixtures.symbol("BTC")), alertID: older.id))
+            worker.post(.delivered(key: AlertStorage.outboxKey(device, PriceFixtures.symbol("BTC")), alertID: older.id, device: device))
             #expect(worker.queuedJobs == 2)
             worker.resume()
 

@@ -829,6 +829,321 @@ void   coinwatch__v1__alert__free_unpacked
   assert(message->base.descriptor == &coinwatch__v1__alert__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   coinwatch__v1__device_registration__init
+                     (Coinwatch__V1__DeviceRegistration         *message)
+{
+  static const Coinwatch__V1__DeviceRegistration init_value = COINWATCH__V1__DEVICE_REGISTRATION__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__device_registration__get_packed_size
+                     (const Coinwatch__V1__DeviceRegistration *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__device_registration__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__device_registration__pack
+                     (const Coinwatch__V1__DeviceRegistration *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__device_registration__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__device_registration__pack_to_buffer
+                     (const Coinwatch__V1__DeviceRegistration *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__device_registration__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__DeviceRegistration *
+       coinwatch__v1__device_registration__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__DeviceRegistration *)
+     protobuf_c_message_unpack (&coinwatch__v1__device_registration__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__device_registration__free_unpacked
+                     (Coinwatch__V1__DeviceRegistration *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__device_registration__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__register_device_request__init
+                     (Coinwatch__V1__RegisterDeviceRequest         *message)
+{
+  static const Coinwatch__V1__RegisterDeviceRequest init_value = COINWATCH__V1__REGISTER_DEVICE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__register_device_request__get_packed_size
+                     (const Coinwatch__V1__RegisterDeviceRequest *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__register_device_request__pack
+                     (const Coinwatch__V1__RegisterDeviceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__register_device_request__pack_to_buffer
+                     (const Coinwatch__V1__RegisterDeviceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__RegisterDeviceRequest *
+       coinwatch__v1__register_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__RegisterDeviceRequest *)
+     protobuf_c_message_unpack (&coinwatch__v1__register_device_request__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__register_device_request__free_unpacked
+                     (Coinwatch__V1__RegisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__register_device_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__register_device_response__init
+                     (Coinwatch__V1__RegisterDeviceResponse         *message)
+{
+  static const Coinwatch__V1__RegisterDeviceResponse init_value = COINWATCH__V1__REGISTER_DEVICE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__register_device_response__get_packed_size
+                     (const Coinwatch__V1__RegisterDeviceResponse *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__register_device_response__pack
+                     (const Coinwatch__V1__RegisterDeviceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__register_device_response__pack_to_buffer
+                     (const Coinwatch__V1__RegisterDeviceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__register_device_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__RegisterDeviceResponse *
+       coinwatch__v1__register_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__RegisterDeviceResponse *)
+     protobuf_c_message_unpack (&coinwatch__v1__register_device_response__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__register_device_response__free_unpacked
+                     (Coinwatch__V1__RegisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__register_device_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__unregister_device_request__init
+                     (Coinwatch__V1__UnregisterDeviceRequest         *message)
+{
+  static const Coinwatch__V1__UnregisterDeviceRequest init_value = COINWATCH__V1__UNREGISTER_DEVICE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__unregister_device_request__get_packed_size
+                     (const Coinwatch__V1__UnregisterDeviceRequest *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__unregister_device_request__pack
+                     (const Coinwatch__V1__UnregisterDeviceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__unregister_device_request__pack_to_buffer
+                     (const Coinwatch__V1__UnregisterDeviceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__UnregisterDeviceRequest *
+       coinwatch__v1__unregister_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__UnregisterDeviceRequest *)
+     protobuf_c_message_unpack (&coinwatch__v1__unregister_device_request__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__unregister_device_request__free_unpacked
+                     (Coinwatch__V1__UnregisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__unregister_device_response__init
+                     (Coinwatch__V1__UnregisterDeviceResponse         *message)
+{
+  static const Coinwatch__V1__UnregisterDeviceResponse init_value = COINWATCH__V1__UNREGISTER_DEVICE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__unregister_device_response__get_packed_size
+                     (const Coinwatch__V1__UnregisterDeviceResponse *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__unregister_device_response__pack
+                     (const Coinwatch__V1__UnregisterDeviceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__unregister_device_response__pack_to_buffer
+                     (const Coinwatch__V1__UnregisterDeviceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__UnregisterDeviceResponse *
+       coinwatch__v1__unregister_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__UnregisterDeviceResponse *)
+     protobuf_c_message_unpack (&coinwatch__v1__unregister_device_response__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__unregister_device_response__free_unpacked
+                     (Coinwatch__V1__UnregisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__unregister_device_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__get_device_request__init
+                     (Coinwatch__V1__GetDeviceRequest         *message)
+{
+  static const Coinwatch__V1__GetDeviceRequest init_value = COINWATCH__V1__GET_DEVICE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__get_device_request__get_packed_size
+                     (const Coinwatch__V1__GetDeviceRequest *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__get_device_request__pack
+                     (const Coinwatch__V1__GetDeviceRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__get_device_request__pack_to_buffer
+                     (const Coinwatch__V1__GetDeviceRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__GetDeviceRequest *
+       coinwatch__v1__get_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__GetDeviceRequest *)
+     protobuf_c_message_unpack (&coinwatch__v1__get_device_request__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__get_device_request__free_unpacked
+                     (Coinwatch__V1__GetDeviceRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__get_device_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__get_device_response__init
+                     (Coinwatch__V1__GetDeviceResponse         *message)
+{
+  static const Coinwatch__V1__GetDeviceResponse init_value = COINWATCH__V1__GET_DEVICE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__get_device_response__get_packed_size
+                     (const Coinwatch__V1__GetDeviceResponse *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__get_device_response__pack
+                     (const Coinwatch__V1__GetDeviceResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__get_device_response__pack_to_buffer
+                     (const Coinwatch__V1__GetDeviceResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__get_device_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__GetDeviceResponse *
+       coinwatch__v1__get_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__GetDeviceResponse *)
+     protobuf_c_message_unpack (&coinwatch__v1__get_device_response__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__get_device_response__free_unpacked
+                     (Coinwatch__V1__GetDeviceResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__get_device_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   coinwatch__v1__health_check_request__init
                      (Coinwatch__V1__HealthCheckRequest         *message)
 {
@@ -1052,6 +1367,51 @@ void   coinwatch__v1__cluster_lease__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &coinwatch__v1__cluster_lease__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   coinwatch__v1__push_delivery_state__init
+                     (Coinwatch__V1__PushDeliveryState         *message)
+{
+  static const Coinwatch__V1__PushDeliveryState init_value = COINWATCH__V1__PUSH_DELIVERY_STATE__INIT;
+  *message = init_value;
+}
+size_t coinwatch__v1__push_delivery_state__get_packed_size
+                     (const Coinwatch__V1__PushDeliveryState *message)
+{
+  assert(message->base.descriptor == &coinwatch__v1__push_delivery_state__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t coinwatch__v1__push_delivery_state__pack
+                     (const Coinwatch__V1__PushDeliveryState *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &coinwatch__v1__push_delivery_state__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t coinwatch__v1__push_delivery_state__pack_to_buffer
+                     (const Coinwatch__V1__PushDeliveryState *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &coinwatch__v1__push_delivery_state__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Coinwatch__V1__PushDeliveryState *
+       coinwatch__v1__push_delivery_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Coinwatch__V1__PushDeliveryState *)
+     protobuf_c_message_unpack (&coinwatch__v1__push_delivery_state__descriptor,
+                                allocator, len, data);
+}
+void   coinwatch__v1__push_delivery_state__free_unpacked
+                     (Coinwatch__V1__PushDeliveryState *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &coinwatch__v1__push_delivery_state__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 static const ProtobufCFieldDescriptor coinwatch__v1__decimal__field_descriptors[2] =
@@ -2256,6 +2616,467 @@ const ProtobufCMessageDescriptor coinwatch__v1__alert__descriptor =
   (ProtobufCMessageInit) coinwatch__v1__alert__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor coinwatch__v1__device_registration__field_descriptors[12] =
+{
+  {
+    "device_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, device_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "apns_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, apns_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, environment),
+    &coinwatch__v1__push_environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "topic",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, topic),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "locale",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, locale),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "registered_at_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, registered_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "status",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, status),
+    &coinwatch__v1__delivery_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disabled_reason",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, disabled_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disabled_at_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, disabled_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivered",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, delivered),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_delivered_alert_id",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, last_delivered_alert_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_delivered_at_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__DeviceRegistration, last_delivered_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__device_registration__field_indices_by_name[] = {
+  1,   /* field[1] = apns_token */
+  9,   /* field[9] = delivered */
+  0,   /* field[0] = device_id */
+  8,   /* field[8] = disabled_at_ms */
+  7,   /* field[7] = disabled_reason */
+  2,   /* field[2] = environment */
+  10,   /* field[10] = last_delivered_alert_id */
+  11,   /* field[11] = last_delivered_at_ms */
+  4,   /* field[4] = locale */
+  5,   /* field[5] = registered_at_ms */
+  6,   /* field[6] = status */
+  3,   /* field[3] = topic */
+};
+static const ProtobufCIntRange coinwatch__v1__device_registration__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__device_registration__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.DeviceRegistration",
+  "DeviceRegistration",
+  "Coinwatch__V1__DeviceRegistration",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__DeviceRegistration),
+  12,
+  coinwatch__v1__device_registration__field_descriptors,
+  coinwatch__v1__device_registration__field_indices_by_name,
+  1,  coinwatch__v1__device_registration__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__device_registration__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__register_device_request__field_descriptors[5] =
+{
+  {
+    "device_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceRequest, device_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "apns_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceRequest, apns_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "environment",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceRequest, environment),
+    &coinwatch__v1__push_environment__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "topic",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceRequest, topic),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "locale",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceRequest, locale),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__register_device_request__field_indices_by_name[] = {
+  1,   /* field[1] = apns_token */
+  0,   /* field[0] = device_id */
+  2,   /* field[2] = environment */
+  4,   /* field[4] = locale */
+  3,   /* field[3] = topic */
+};
+static const ProtobufCIntRange coinwatch__v1__register_device_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__register_device_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.RegisterDeviceRequest",
+  "RegisterDeviceRequest",
+  "Coinwatch__V1__RegisterDeviceRequest",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__RegisterDeviceRequest),
+  5,
+  coinwatch__v1__register_device_request__field_descriptors,
+  coinwatch__v1__register_device_request__field_indices_by_name,
+  1,  coinwatch__v1__register_device_request__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__register_device_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__register_device_response__field_descriptors[1] =
+{
+  {
+    "registration",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceResponse, registration),
+    &coinwatch__v1__device_registration__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__register_device_response__field_indices_by_name[] = {
+  0,   /* field[0] = registration */
+};
+static const ProtobufCIntRange coinwatch__v1__register_device_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__register_device_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.RegisterDeviceResponse",
+  "RegisterDeviceResponse",
+  "Coinwatch__V1__RegisterDeviceResponse",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__RegisterDeviceResponse),
+  1,
+  coinwatch__v1__register_device_response__field_descriptors,
+  coinwatch__v1__register_device_response__field_indices_by_name,
+  1,  coinwatch__v1__register_device_response__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__register_device_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__unregister_device_request__field_descriptors[1] =
+{
+  {
+    "device_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__UnregisterDeviceRequest, device_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__unregister_device_request__field_indices_by_name[] = {
+  0,   /* field[0] = device_id */
+};
+static const ProtobufCIntRange coinwatch__v1__unregister_device_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__unregister_device_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.UnregisterDeviceRequest",
+  "UnregisterDeviceRequest",
+  "Coinwatch__V1__UnregisterDeviceRequest",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__UnregisterDeviceRequest),
+  1,
+  coinwatch__v1__unregister_device_request__field_descriptors,
+  coinwatch__v1__unregister_device_request__field_indices_by_name,
+  1,  coinwatch__v1__unregister_device_request__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__unregister_device_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__unregister_device_response__field_descriptors[1] =
+{
+  {
+    "existed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__UnregisterDeviceResponse, existed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__unregister_device_response__field_indices_by_name[] = {
+  0,   /* field[0] = existed */
+};
+static const ProtobufCIntRange coinwatch__v1__unregister_device_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__unregister_device_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.UnregisterDeviceResponse",
+  "UnregisterDeviceResponse",
+  "Coinwatch__V1__UnregisterDeviceResponse",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__UnregisterDeviceResponse),
+  1,
+  coinwatch__v1__unregister_device_response__field_descriptors,
+  coinwatch__v1__unregister_device_response__field_indices_by_name,
+  1,  coinwatch__v1__unregister_device_response__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__unregister_device_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__get_device_request__field_descriptors[1] =
+{
+  {
+    "device_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__GetDeviceRequest, device_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__get_device_request__field_indices_by_name[] = {
+  0,   /* field[0] = device_id */
+};
+static const ProtobufCIntRange coinwatch__v1__get_device_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__get_device_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.GetDeviceRequest",
+  "GetDeviceRequest",
+  "Coinwatch__V1__GetDeviceRequest",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__GetDeviceRequest),
+  1,
+  coinwatch__v1__get_device_request__field_descriptors,
+  coinwatch__v1__get_device_request__field_indices_by_name,
+  1,  coinwatch__v1__get_device_request__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__get_device_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor coinwatch__v1__get_device_response__field_descriptors[1] =
+{
+  {
+    "registration",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__GetDeviceResponse, registration),
+    &coinwatch__v1__device_registration__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__get_device_response__field_indices_by_name[] = {
+  0,   /* field[0] = registration */
+};
+static const ProtobufCIntRange coinwatch__v1__get_device_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__get_device_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.GetDeviceResponse",
+  "GetDeviceResponse",
+  "Coinwatch__V1__GetDeviceResponse",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__GetDeviceResponse),
+  1,
+  coinwatch__v1__get_device_response__field_descriptors,
+  coinwatch__v1__get_device_response__field_indices_by_name,
+  1,  coinwatch__v1__get_device_response__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__get_device_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor coinwatch__v1__health_check_request__field_descriptors[1] =
 {
   {
@@ -2324,7 +3145,7 @@ const ProtobufCEnumDescriptor coinwatch__v1__health_check_response__serving_stat
   coinwatch__v1__health_check_response__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__field_descriptors[4] =
 {
   {
     "status",
@@ -2351,6 +3172,18 @@ static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__fiel
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "push",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__HealthCheckResponse, push),
+    &coinwatch__v1__push_delivery_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "cluster",
     4,
     PROTOBUF_C_LABEL_NONE,
@@ -2364,15 +3197,15 @@ static const ProtobufCFieldDescriptor coinwatch__v1__health_check_response__fiel
   },
 };
 static const unsigned coinwatch__v1__health_check_response__field_indices_by_name[] = {
-  2,   /* field[2] = cluster */
+  3,   /* field[3] = cluster */
   1,   /* field[1] = feeds */
+  2,   /* field[2] = push */
   0,   /* field[0] = status */
 };
-static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[2 + 1] =
+static const ProtobufCIntRange coinwatch__v1__health_check_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 4, 2 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor =
 {
@@ -2382,10 +3215,10 @@ const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descripto
   "Coinwatch__V1__HealthCheckResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__HealthCheckResponse),
-  3,
+  4,
   coinwatch__v1__health_check_response__field_descriptors,
   coinwatch__v1__health_check_response__field_indices_by_name,
-  2,  coinwatch__v1__health_check_response__number_ranges,
+  1,  coinwatch__v1__health_check_response__number_ranges,
   (ProtobufCMessageInit) coinwatch__v1__health_check_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2750,6 +3583,187 @@ const ProtobufCMessageDescriptor coinwatch__v1__cluster_lease__descriptor =
   (ProtobufCMessageInit) coinwatch__v1__cluster_lease__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor coinwatch__v1__push_delivery_state__field_descriptors[12] =
+{
+  {
+    "enabled",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, enabled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "endpoint",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, endpoint),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paused",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, paused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pause_reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, pause_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "queued",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, queued),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "in_flight",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, in_flight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "delivered",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, delivered),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "retried",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, retried),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expired",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, expired),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rejected",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, rejected),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "registered_devices",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, registered_devices),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disabled_devices",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__PushDeliveryState, disabled_devices),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned coinwatch__v1__push_delivery_state__field_indices_by_name[] = {
+  6,   /* field[6] = delivered */
+  11,   /* field[11] = disabled_devices */
+  0,   /* field[0] = enabled */
+  1,   /* field[1] = endpoint */
+  8,   /* field[8] = expired */
+  5,   /* field[5] = in_flight */
+  3,   /* field[3] = pause_reason */
+  2,   /* field[2] = paused */
+  4,   /* field[4] = queued */
+  10,   /* field[10] = registered_devices */
+  9,   /* field[9] = rejected */
+  7,   /* field[7] = retried */
+};
+static const ProtobufCIntRange coinwatch__v1__push_delivery_state__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor coinwatch__v1__push_delivery_state__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.PushDeliveryState",
+  "PushDeliveryState",
+  "Coinwatch__V1__PushDeliveryState",
+  "coinwatch.v1",
+  sizeof(Coinwatch__V1__PushDeliveryState),
+  12,
+  coinwatch__v1__push_delivery_state__field_descriptors,
+  coinwatch__v1__push_delivery_state__field_indices_by_name,
+  1,  coinwatch__v1__push_delivery_state__number_ranges,
+  (ProtobufCMessageInit) coinwatch__v1__push_delivery_state__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue coinwatch__v1__direction__enum_values_by_number[3] =
 {
   { "DIRECTION_UNSPECIFIED", "COINWATCH__V1__DIRECTION__DIRECTION_UNSPECIFIED", 0 },
@@ -2780,7 +3794,67 @@ const ProtobufCEnumDescriptor coinwatch__v1__direction__descriptor =
   coinwatch__v1__direction__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor coinwatch__v1__coin_watch__method_descriptors[7] =
+static const ProtobufCEnumValue coinwatch__v1__push_environment__enum_values_by_number[3] =
+{
+  { "PUSH_ENVIRONMENT_UNSPECIFIED", "COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_UNSPECIFIED", 0 },
+  { "PUSH_ENVIRONMENT_SANDBOX", "COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_SANDBOX", 1 },
+  { "PUSH_ENVIRONMENT_PRODUCTION", "COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_PRODUCTION", 2 },
+};
+static const ProtobufCIntRange coinwatch__v1__push_environment__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex coinwatch__v1__push_environment__enum_values_by_name[3] =
+{
+  { "PUSH_ENVIRONMENT_PRODUCTION", 2 },
+  { "PUSH_ENVIRONMENT_SANDBOX", 1 },
+  { "PUSH_ENVIRONMENT_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor coinwatch__v1__push_environment__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.PushEnvironment",
+  "PushEnvironment",
+  "Coinwatch__V1__PushEnvironment",
+  "coinwatch.v1",
+  3,
+  coinwatch__v1__push_environment__enum_values_by_number,
+  3,
+  coinwatch__v1__push_environment__enum_values_by_name,
+  1,
+  coinwatch__v1__push_environment__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue coinwatch__v1__delivery_status__enum_values_by_number[3] =
+{
+  { "DELIVERY_STATUS_UNSPECIFIED", "COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_UNSPECIFIED", 0 },
+  { "DELIVERY_STATUS_ACTIVE", "COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_ACTIVE", 1 },
+  { "DELIVERY_STATUS_DISABLED", "COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_DISABLED", 2 },
+};
+static const ProtobufCIntRange coinwatch__v1__delivery_status__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex coinwatch__v1__delivery_status__enum_values_by_name[3] =
+{
+  { "DELIVERY_STATUS_ACTIVE", 1 },
+  { "DELIVERY_STATUS_DISABLED", 2 },
+  { "DELIVERY_STATUS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor coinwatch__v1__delivery_status__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "coinwatch.v1.DeliveryStatus",
+  "DeliveryStatus",
+  "Coinwatch__V1__DeliveryStatus",
+  "coinwatch.v1",
+  3,
+  coinwatch__v1__delivery_status__enum_values_by_number,
+  3,
+  coinwatch__v1__delivery_status__enum_values_by_name,
+  1,
+  coinwatch__v1__delivery_status__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCMethodDescriptor coinwatch__v1__coin_watch__method_descriptors[10] =
 {
   { "GetSettings", &coinwatch__v1__get_settings_request__descriptor, &coinwatch__v1__get_settings_response__descriptor },
   { "SaveSettings", &coinwatch__v1__save_settings_request__descriptor, &coinwatch__v1__save_settings_response__descriptor },
@@ -2789,15 +3863,21 @@ static const ProtobufCMethodDescriptor coinwatch__v1__coin_watch__method_descrip
   { "GetPrices", &coinwatch__v1__get_prices_request__descriptor, &coinwatch__v1__get_prices_response__descriptor },
   { "PublishPrices", &coinwatch__v1__publish_prices_request__descriptor, &coinwatch__v1__publish_prices_response__descriptor },
   { "StreamAlerts", &coinwatch__v1__stream_alerts_request__descriptor, &coinwatch__v1__alert__descriptor },
+  { "RegisterDevice", &coinwatch__v1__register_device_request__descriptor, &coinwatch__v1__register_device_response__descriptor },
+  { "UnregisterDevice", &coinwatch__v1__unregister_device_request__descriptor, &coinwatch__v1__unregister_device_response__descriptor },
+  { "GetDevice", &coinwatch__v1__get_device_request__descriptor, &coinwatch__v1__get_device_response__descriptor },
 };
 const unsigned coinwatch__v1__coin_watch__method_indices_by_name[] = {
   2,        /* DeleteSettings */
+  9,        /* GetDevice */
   4,        /* GetPrices */
   0,        /* GetSettings */
   5,        /* PublishPrices */
+  7,        /* RegisterDevice */
   1,        /* SaveSettings */
   6,        /* StreamAlerts */
-  3         /* StreamPrices */
+  3,        /* StreamPrices */
+  8         /* UnregisterDevice */
 };
 const ProtobufCServiceDescriptor coinwatch__v1__coin_watch__descriptor =
 {
@@ -2806,7 +3886,7 @@ const ProtobufCServiceDescriptor coinwatch__v1__coin_watch__descriptor =
   "CoinWatch",
   "Coinwatch__V1__CoinWatch",
   "coinwatch.v1",
-  7,
+  10,
   coinwatch__v1__coin_watch__method_descriptors,
   coinwatch__v1__coin_watch__method_indices_by_name
 };
@@ -2865,6 +3945,30 @@ void coinwatch__v1__coin_watch__stream_alerts(ProtobufCService *service,
 {
   assert(service->descriptor == &coinwatch__v1__coin_watch__descriptor);
   service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void coinwatch__v1__coin_watch__register_device(ProtobufCService *service,
+                                                const Coinwatch__V1__RegisterDeviceRequest *input,
+                                                Coinwatch__V1__RegisterDeviceResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &coinwatch__v1__coin_watch__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void coinwatch__v1__coin_watch__unregister_device(ProtobufCService *service,
+                                                  const Coinwatch__V1__UnregisterDeviceRequest *input,
+                                                  Coinwatch__V1__UnregisterDeviceResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &coinwatch__v1__coin_watch__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void coinwatch__v1__coin_watch__get_device(ProtobufCService *service,
+                                           const Coinwatch__V1__GetDeviceRequest *input,
+                                           Coinwatch__V1__GetDeviceResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &coinwatch__v1__coin_watch__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void coinwatch__v1__coin_watch__init (Coinwatch__V1__CoinWatch_Service *service,
                                       Coinwatch__V1__CoinWatch_ServiceDestroy destroy)

@@ -35,11 +35,19 @@ typedef struct Coinwatch__V1__PublishPricesRequest Coinwatch__V1__PublishPricesR
 typedef struct Coinwatch__V1__PublishPricesResponse Coinwatch__V1__PublishPricesResponse;
 typedef struct Coinwatch__V1__StreamAlertsRequest Coinwatch__V1__StreamAlertsRequest;
 typedef struct Coinwatch__V1__Alert Coinwatch__V1__Alert;
+typedef struct Coinwatch__V1__DeviceRegistration Coinwatch__V1__DeviceRegistration;
+typedef struct Coinwatch__V1__RegisterDeviceRequest Coinwatch__V1__RegisterDeviceRequest;
+typedef struct Coinwatch__V1__RegisterDeviceResponse Coinwatch__V1__RegisterDeviceResponse;
+typedef struct Coinwatch__V1__UnregisterDeviceRequest Coinwatch__V1__UnregisterDeviceRequest;
+typedef struct Coinwatch__V1__UnregisterDeviceResponse Coinwatch__V1__UnregisterDeviceResponse;
+typedef struct Coinwatch__V1__GetDeviceRequest Coinwatch__V1__GetDeviceRequest;
+typedef struct Coinwatch__V1__GetDeviceResponse Coinwatch__V1__GetDeviceResponse;
 typedef struct Coinwatch__V1__HealthCheckRequest Coinwatch__V1__HealthCheckRequest;
 typedef struct Coinwatch__V1__HealthCheckResponse Coinwatch__V1__HealthCheckResponse;
 typedef struct Coinwatch__V1__FeedSourceHealth Coinwatch__V1__FeedSourceHealth;
 typedef struct Coinwatch__V1__ClusterHealth Coinwatch__V1__ClusterHealth;
 typedef struct Coinwatch__V1__ClusterLease Coinwatch__V1__ClusterLease;
+typedef struct Coinwatch__V1__PushDeliveryState Coinwatch__V1__PushDeliveryState;
 
 
 /* --- enums --- */
@@ -80,6 +88,45 @@ typedef enum _Coinwatch__V1__Direction {
   COINWATCH__V1__DIRECTION__DIRECTION_BELOW = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(COINWATCH__V1__DIRECTION)
 } Coinwatch__V1__Direction;
+/*
+ * Which APNs environment issued a device token: a development build of the
+ * app gets its token from the sandbox, an App Store or TestFlight build from
+ * production.
+ */
+typedef enum _Coinwatch__V1__PushEnvironment {
+  /*
+   * Not set: treated as PRODUCTION.
+   */
+  COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_UNSPECIFIED = 0,
+  /*
+   * api.sandbox.push.apple.com.
+   */
+  COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_SANDBOX = 1,
+  /*
+   * api.push.apple.com.
+   */
+  COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_PRODUCTION = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(COINWATCH__V1__PUSH_ENVIRONMENT)
+} Coinwatch__V1__PushEnvironment;
+/*
+ * Whether alerts are pushed to a registered device.
+ */
+typedef enum _Coinwatch__V1__DeliveryStatus {
+  /*
+   * Not set; never sent by the server.
+   */
+  COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_UNSPECIFIED = 0,
+  /*
+   * Alerts are pushed to the device.
+   */
+  COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_ACTIVE = 1,
+  /*
+   * APNs refused the token for good; nothing is pushed until the device
+   * registers again.
+   */
+  COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_DISABLED = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(COINWATCH__V1__DELIVERY_STATUS)
+} Coinwatch__V1__DeliveryStatus;
 
 /* --- messages --- */
 
@@ -561,6 +608,182 @@ struct  Coinwatch__V1__Alert
 
 
 /*
+ * A device registered for push notifications, with its delivery state.
+ */
+struct  Coinwatch__V1__DeviceRegistration
+{
+  ProtobufCMessage base;
+  /*
+   * The device id in canonical form (as in Settings).
+   */
+  char *device_id;
+  /*
+   * The APNs device token: lowercase hex, 64 to 200 digits.
+   */
+  char *apns_token;
+  /*
+   * The environment that issued the token.
+   */
+  Coinwatch__V1__PushEnvironment environment;
+  /*
+   * The app's bundle id (the apns-topic); empty = the server's default topic.
+   */
+  char *topic;
+  /*
+   * The device's locale (e.g. "en-GB"), as the app reported it; may be empty.
+   */
+  char *locale;
+  /*
+   * When the device last registered, in milliseconds since the Unix epoch.
+   */
+  int64_t registered_at_ms;
+  /*
+   * Whether alerts are pushed to the device.
+   */
+  Coinwatch__V1__DeliveryStatus status;
+  /*
+   * Why delivery is disabled: APNs' reason, e.g. "Unregistered",
+   * "BadDeviceToken" or "DeviceTokenNotForTopic". Empty while active.
+   */
+  char *disabled_reason;
+  /*
+   * When delivery was disabled, in milliseconds since the Unix epoch; 0 while
+   * active.
+   */
+  int64_t disabled_at_ms;
+  /*
+   * Alerts APNs accepted for the device since it first registered.
+   */
+  uint64_t delivered;
+  /*
+   * The id of the last alert APNs accepted; empty before the first.
+   */
+  char *last_delivered_alert_id;
+  /*
+   * When APNs accepted it, in milliseconds since the Unix epoch; 0 before the
+   * first.
+   */
+  int64_t last_delivered_at_ms;
+};
+#define COINWATCH__V1__DEVICE_REGISTRATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__device_registration__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, COINWATCH__V1__DELIVERY_STATUS__DELIVERY_STATUS_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * coinwatch.v1.CoinWatch/RegisterDevice: registers a device's APNs token, or
+ * replaces it. Registering again also re-enables a disabled device.
+ */
+struct  Coinwatch__V1__RegisterDeviceRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The device to register.
+   */
+  char *device_id;
+  /*
+   * The APNs device token as hex (64 to 200 digits, an even count; any case).
+   */
+  char *apns_token;
+  /*
+   * The environment that issued the token; UNSPECIFIED = PRODUCTION.
+   */
+  Coinwatch__V1__PushEnvironment environment;
+  /*
+   * The app's bundle id; empty = the server's default topic.
+   */
+  char *topic;
+  /*
+   * The device's locale, e.g. "en-GB"; optional.
+   */
+  char *locale;
+};
+#define COINWATCH__V1__REGISTER_DEVICE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__register_device_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, COINWATCH__V1__PUSH_ENVIRONMENT__PUSH_ENVIRONMENT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The answer to RegisterDevice.
+ */
+struct  Coinwatch__V1__RegisterDeviceResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The registration as stored.
+   */
+  Coinwatch__V1__DeviceRegistration *registration;
+};
+#define COINWATCH__V1__REGISTER_DEVICE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__register_device_response__descriptor) \
+    , NULL }
+
+
+/*
+ * coinwatch.v1.CoinWatch/UnregisterDevice
+ */
+struct  Coinwatch__V1__UnregisterDeviceRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The device to unregister.
+   */
+  char *device_id;
+};
+#define COINWATCH__V1__UNREGISTER_DEVICE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__unregister_device_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * The answer to UnregisterDevice.
+ */
+struct  Coinwatch__V1__UnregisterDeviceResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Whether the device was registered (and now is not).
+   */
+  protobuf_c_boolean existed;
+};
+#define COINWATCH__V1__UNREGISTER_DEVICE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__unregister_device_response__descriptor) \
+    , 0 }
+
+
+/*
+ * coinwatch.v1.CoinWatch/GetDevice
+ */
+struct  Coinwatch__V1__GetDeviceRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The device whose registration to read.
+   */
+  char *device_id;
+};
+#define COINWATCH__V1__GET_DEVICE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__get_device_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * The answer to GetDevice; a device that is not registered gets NOT_FOUND.
+ */
+struct  Coinwatch__V1__GetDeviceResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The registration with its delivery state.
+   */
+  Coinwatch__V1__DeviceRegistration *registration;
+};
+#define COINWATCH__V1__GET_DEVICE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__get_device_response__descriptor) \
+    , NULL }
+
+
+/*
  * coinwatch.v1.Health/Check
  */
 struct  Coinwatch__V1__HealthCheckRequest
@@ -592,13 +815,17 @@ struct  Coinwatch__V1__HealthCheckResponse
   size_t n_feeds;
   Coinwatch__V1__FeedSourceHealth **feeds;
   /*
+   * Push delivery to APNs: whether it is on, and its counters.
+   */
+  Coinwatch__V1__PushDeliveryState *push;
+  /*
    * This node's part in a cluster (coinwatchd --cluster); absent on a single node.
    */
   Coinwatch__V1__ClusterHealth *cluster;
 };
 #define COINWATCH__V1__HEALTH_CHECK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__health_check_response__descriptor) \
-    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, 0,NULL, NULL }
+    , COINWATCH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, 0,NULL, NULL, NULL }
 
 
 /*
@@ -728,6 +955,68 @@ struct  Coinwatch__V1__ClusterLease
 #define COINWATCH__V1__CLUSTER_LEASE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__cluster_lease__descriptor) \
     , (char *)protobuf_c_empty_string, 0, 0, 0 }
+
+
+/*
+ * Push delivery to Apple's push service (APNs), as HealthCheckResponse
+ * reports it. Counters run from the server's start.
+ */
+struct  Coinwatch__V1__PushDeliveryState
+{
+  ProtobufCMessage base;
+  /*
+   * Whether the server delivers to APNs (it was started with an APNs key).
+   */
+  protobuf_c_boolean enabled;
+  /*
+   * The APNs endpoint, e.g. "https://api.push.apple.com".
+   */
+  char *endpoint;
+  /*
+   * Delivery is paused because APNs rejected the provider token even after
+   * a fresh one; pause_reason says why.
+   */
+  protobuf_c_boolean paused;
+  /*
+   * Why delivery is paused; empty while it is not.
+   */
+  char *pause_reason;
+  /*
+   * Alerts waiting to be sent, including those waiting to be retried.
+   */
+  uint64_t queued;
+  /*
+   * Alerts sent and not yet answered.
+   */
+  uint64_t in_flight;
+  /*
+   * Alerts APNs accepted (HTTP 200).
+   */
+  uint64_t delivered;
+  /*
+   * Sends retried after a 429, a 5xx, a timeout or a dropped connection.
+   */
+  uint64_t retried;
+  /*
+   * Alerts dropped because they expired before APNs accepted them.
+   */
+  uint64_t expired;
+  /*
+   * Alerts APNs refused for good (the device's token or the request).
+   */
+  uint64_t rejected;
+  /*
+   * Registered devices.
+   */
+  uint64_t registered_devices;
+  /*
+   * Registered devices whose delivery is disabled (token rejected by APNs).
+   */
+  uint64_t disabled_devices;
+};
+#define COINWATCH__V1__PUSH_DELIVERY_STATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__push_delivery_state__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /* Coinwatch__V1__Decimal methods */
@@ -1078,6 +1367,139 @@ Coinwatch__V1__Alert *
 void   coinwatch__v1__alert__free_unpacked
                      (Coinwatch__V1__Alert *message,
                       ProtobufCAllocator *allocator);
+/* Coinwatch__V1__DeviceRegistration methods */
+void   coinwatch__v1__device_registration__init
+                     (Coinwatch__V1__DeviceRegistration         *message);
+size_t coinwatch__v1__device_registration__get_packed_size
+                     (const Coinwatch__V1__DeviceRegistration   *message);
+size_t coinwatch__v1__device_registration__pack
+                     (const Coinwatch__V1__DeviceRegistration   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__device_registration__pack_to_buffer
+                     (const Coinwatch__V1__DeviceRegistration   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__DeviceRegistration *
+       coinwatch__v1__device_registration__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__device_registration__free_unpacked
+                     (Coinwatch__V1__DeviceRegistration *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__RegisterDeviceRequest methods */
+void   coinwatch__v1__register_device_request__init
+                     (Coinwatch__V1__RegisterDeviceRequest         *message);
+size_t coinwatch__v1__register_device_request__get_packed_size
+                     (const Coinwatch__V1__RegisterDeviceRequest   *message);
+size_t coinwatch__v1__register_device_request__pack
+                     (const Coinwatch__V1__RegisterDeviceRequest   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__register_device_request__pack_to_buffer
+                     (const Coinwatch__V1__RegisterDeviceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__RegisterDeviceRequest *
+       coinwatch__v1__register_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__register_device_request__free_unpacked
+                     (Coinwatch__V1__RegisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__RegisterDeviceResponse methods */
+void   coinwatch__v1__register_device_response__init
+                     (Coinwatch__V1__RegisterDeviceResponse         *message);
+size_t coinwatch__v1__register_device_response__get_packed_size
+                     (const Coinwatch__V1__RegisterDeviceResponse   *message);
+size_t coinwatch__v1__register_device_response__pack
+                     (const Coinwatch__V1__RegisterDeviceResponse   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__register_device_response__pack_to_buffer
+                     (const Coinwatch__V1__RegisterDeviceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__RegisterDeviceResponse *
+       coinwatch__v1__register_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__register_device_response__free_unpacked
+                     (Coinwatch__V1__RegisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__UnregisterDeviceRequest methods */
+void   coinwatch__v1__unregister_device_request__init
+                     (Coinwatch__V1__UnregisterDeviceRequest         *message);
+size_t coinwatch__v1__unregister_device_request__get_packed_size
+                     (const Coinwatch__V1__UnregisterDeviceRequest   *message);
+size_t coinwatch__v1__unregister_device_request__pack
+                     (const Coinwatch__V1__UnregisterDeviceRequest   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__unregister_device_request__pack_to_buffer
+                     (const Coinwatch__V1__UnregisterDeviceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__UnregisterDeviceRequest *
+       coinwatch__v1__unregister_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__unregister_device_request__free_unpacked
+                     (Coinwatch__V1__UnregisterDeviceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__UnregisterDeviceResponse methods */
+void   coinwatch__v1__unregister_device_response__init
+                     (Coinwatch__V1__UnregisterDeviceResponse         *message);
+size_t coinwatch__v1__unregister_device_response__get_packed_size
+                     (const Coinwatch__V1__UnregisterDeviceResponse   *message);
+size_t coinwatch__v1__unregister_device_response__pack
+                     (const Coinwatch__V1__UnregisterDeviceResponse   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__unregister_device_response__pack_to_buffer
+                     (const Coinwatch__V1__UnregisterDeviceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__UnregisterDeviceResponse *
+       coinwatch__v1__unregister_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__unregister_device_response__free_unpacked
+                     (Coinwatch__V1__UnregisterDeviceResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__GetDeviceRequest methods */
+void   coinwatch__v1__get_device_request__init
+                     (Coinwatch__V1__GetDeviceRequest         *message);
+size_t coinwatch__v1__get_device_request__get_packed_size
+                     (const Coinwatch__V1__GetDeviceRequest   *message);
+size_t coinwatch__v1__get_device_request__pack
+                     (const Coinwatch__V1__GetDeviceRequest   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__get_device_request__pack_to_buffer
+                     (const Coinwatch__V1__GetDeviceRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__GetDeviceRequest *
+       coinwatch__v1__get_device_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__get_device_request__free_unpacked
+                     (Coinwatch__V1__GetDeviceRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Coinwatch__V1__GetDeviceResponse methods */
+void   coinwatch__v1__get_device_response__init
+                     (Coinwatch__V1__GetDeviceResponse         *message);
+size_t coinwatch__v1__get_device_response__get_packed_size
+                     (const Coinwatch__V1__GetDeviceResponse   *message);
+size_t coinwatch__v1__get_device_response__pack
+                     (const Coinwatch__V1__GetDeviceResponse   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__get_device_response__pack_to_buffer
+                     (const Coinwatch__V1__GetDeviceResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__GetDeviceResponse *
+       coinwatch__v1__get_device_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__get_device_response__free_unpacked
+                     (Coinwatch__V1__GetDeviceResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Coinwatch__V1__HealthCheckRequest methods */
 void   coinwatch__v1__health_check_request__init
                      (Coinwatch__V1__HealthCheckRequest         *message);
@@ -1173,6 +1595,25 @@ Coinwatch__V1__ClusterLease *
 void   coinwatch__v1__cluster_lease__free_unpacked
                      (Coinwatch__V1__ClusterLease *message,
                       ProtobufCAllocator *allocator);
+/* Coinwatch__V1__PushDeliveryState methods */
+void   coinwatch__v1__push_delivery_state__init
+                     (Coinwatch__V1__PushDeliveryState         *message);
+size_t coinwatch__v1__push_delivery_state__get_packed_size
+                     (const Coinwatch__V1__PushDeliveryState   *message);
+size_t coinwatch__v1__push_delivery_state__pack
+                     (const Coinwatch__V1__PushDeliveryState   *message,
+                      uint8_t             *out);
+size_t coinwatch__v1__push_delivery_state__pack_to_buffer
+                     (const Coinwatch__V1__PushDeliveryState   *message,
+                      ProtobufCBuffer     *buffer);
+Coinwatch__V1__PushDeliveryState *
+       coinwatch__v1__push_delivery_state__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   coinwatch__v1__push_delivery_state__free_unpacked
+                     (Coinwatch__V1__PushDeliveryState *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Coinwatch__V1__Decimal_Closure)
@@ -1235,6 +1676,27 @@ typedef void (*Coinwatch__V1__StreamAlertsRequest_Closure)
 typedef void (*Coinwatch__V1__Alert_Closure)
                  (const Coinwatch__V1__Alert *message,
                   void *closure_data);
+typedef void (*Coinwatch__V1__DeviceRegistration_Closure)
+                 (const Coinwatch__V1__DeviceRegistration *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__RegisterDeviceRequest_Closure)
+                 (const Coinwatch__V1__RegisterDeviceRequest *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__RegisterDeviceResponse_Closure)
+                 (const Coinwatch__V1__RegisterDeviceResponse *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__UnregisterDeviceRequest_Closure)
+                 (const Coinwatch__V1__UnregisterDeviceRequest *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__UnregisterDeviceResponse_Closure)
+                 (const Coinwatch__V1__UnregisterDeviceResponse *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__GetDeviceRequest_Closure)
+                 (const Coinwatch__V1__GetDeviceRequest *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__GetDeviceResponse_Closure)
+                 (const Coinwatch__V1__GetDeviceResponse *message,
+                  void *closure_data);
 typedef void (*Coinwatch__V1__HealthCheckRequest_Closure)
                  (const Coinwatch__V1__HealthCheckRequest *message,
                   void *closure_data);
@@ -1249,6 +1711,9 @@ typedef void (*Coinwatch__V1__ClusterHealth_Closure)
                   void *closure_data);
 typedef void (*Coinwatch__V1__ClusterLease_Closure)
                  (const Coinwatch__V1__ClusterLease *message,
+                  void *closure_data);
+typedef void (*Coinwatch__V1__PushDeliveryState_Closure)
+                 (const Coinwatch__V1__PushDeliveryState *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -1285,6 +1750,18 @@ struct Coinwatch__V1__CoinWatch_Service
                         const Coinwatch__V1__StreamAlertsRequest *input,
                         Coinwatch__V1__Alert_Closure closure,
                         void *closure_data);
+  void (*register_device)(Coinwatch__V1__CoinWatch_Service *service,
+                          const Coinwatch__V1__RegisterDeviceRequest *input,
+                          Coinwatch__V1__RegisterDeviceResponse_Closure closure,
+                          void *closure_data);
+  void (*unregister_device)(Coinwatch__V1__CoinWatch_Service *service,
+                            const Coinwatch__V1__UnregisterDeviceRequest *input,
+                            Coinwatch__V1__UnregisterDeviceResponse_Closure closure,
+                            void *closure_data);
+  void (*get_device)(Coinwatch__V1__CoinWatch_Service *service,
+                     const Coinwatch__V1__GetDeviceRequest *input,
+                     Coinwatch__V1__GetDeviceResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Coinwatch__V1__CoinWatch_ServiceDestroy)(Coinwatch__V1__CoinWatch_Service *);
 void coinwatch__v1__coin_watch__init (Coinwatch__V1__CoinWatch_Service *service,
@@ -1299,7 +1776,10 @@ void coinwatch__v1__coin_watch__init (Coinwatch__V1__CoinWatch_Service *service,
       function_prefix__ ## stream_prices,\
       function_prefix__ ## get_prices,\
       function_prefix__ ## publish_prices,\
-      function_prefix__ ## stream_alerts  }
+      function_prefix__ ## stream_alerts,\
+      function_prefix__ ## register_device,\
+      function_prefix__ ## unregister_device,\
+      function_prefix__ ## get_device  }
 void coinwatch__v1__coin_watch__get_settings(ProtobufCService *service,
                                              const Coinwatch__V1__GetSettingsRequest *input,
                                              Coinwatch__V1__GetSettingsResponse_Closure closure,
@@ -1328,6 +1808,18 @@ void coinwatch__v1__coin_watch__stream_alerts(ProtobufCService *service,
                                               const Coinwatch__V1__StreamAlertsRequest *input,
                                               Coinwatch__V1__Alert_Closure closure,
                                               void *closure_data);
+void coinwatch__v1__coin_watch__register_device(ProtobufCService *service,
+                                                const Coinwatch__V1__RegisterDeviceRequest *input,
+                                                Coinwatch__V1__RegisterDeviceResponse_Closure closure,
+                                                void *closure_data);
+void coinwatch__v1__coin_watch__unregister_device(ProtobufCService *service,
+                                                  const Coinwatch__V1__UnregisterDeviceRequest *input,
+                                                  Coinwatch__V1__UnregisterDeviceResponse_Closure closure,
+                                                  void *closure_data);
+void coinwatch__v1__coin_watch__get_device(ProtobufCService *service,
+                                           const Coinwatch__V1__GetDeviceRequest *input,
+                                           Coinwatch__V1__GetDeviceResponse_Closure closure,
+                                           void *closure_data);
 typedef struct Coinwatch__V1__Health_Service Coinwatch__V1__Health_Service;
 struct Coinwatch__V1__Health_Service
 {
@@ -1353,6 +1845,8 @@ void coinwatch__v1__health__check(ProtobufCService *service,
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    coinwatch__v1__direction__descriptor;
+extern const ProtobufCEnumDescriptor    coinwatch__v1__push_environment__descriptor;
+extern const ProtobufCEnumDescriptor    coinwatch__v1__delivery_status__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__decimal__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__alert_rule__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__settings__descriptor;
@@ -1373,12 +1867,20 @@ extern const ProtobufCMessageDescriptor coinwatch__v1__publish_prices_request__d
 extern const ProtobufCMessageDescriptor coinwatch__v1__publish_prices_response__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__stream_alerts_request__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__alert__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__device_registration__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__register_device_request__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__register_device_response__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__unregister_device_request__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__unregister_device_response__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__get_device_request__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__get_device_response__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_request__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__health_check_response__descriptor;
 extern const ProtobufCEnumDescriptor    coinwatch__v1__health_check_response__serving_status__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__feed_source_health__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__cluster_health__descriptor;
 extern const ProtobufCMessageDescriptor coinwatch__v1__cluster_lease__descriptor;
+extern const ProtobufCMessageDescriptor coinwatch__v1__push_delivery_state__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__coin_watch__descriptor;
 extern const ProtobufCServiceDescriptor coinwatch__v1__health__descriptor;
 

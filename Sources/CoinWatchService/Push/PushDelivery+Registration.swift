@@ -1,0 +1,68 @@
+import CoinWatchLogging
+import CoinWatchModel
+import CoinWatchProto
+import CoinWatchRPC
+
+extension PushDelivery {
+    /// A RegisterDevice request, checked on the event loop.
+    struct Registration: Sendable {
+        var device: DeviceID
+        var token: PushToken
+        var environment: V1.PushEnvironment
+        var topic: String
+        var locale: String
+    }
+
+    /// Stores the registration (replacing the device's token and clearing a disabled state) and answers once the
+    /// round's synced batch holds it; the device's waiting outbox entries are then queued for APNs.
+    func register(
+        _ request: Registration, responder: UnaryResponder<V1.RegisterDeviceResponse>, nowMs: Int64,
+        _ round: inout AlertWorker.Round, outboxKeys: (DeviceID, AlertWorker.Round) -> [[UInt8]]
+    ) {
+        if isOn && request.environment.apns != environment {
+            responder.fail(RPCError(
+                code: .failedPrecondition,
+                message: "environment: this server delivers through the APNs \(environment) environment; a token from "
+                    + "the \(request.environment.apns) environment cannot be reached through it"))
+            return
+        }
+        let previous = registration(request.device, round)
+        var registration = V1.DeviceRegistration(
+            deviceID: request.device.rawValue, apnsToken: request.token.rawValue, environment: request.environment,
+            topic: request.topic, locale: request.locale, registeredAtMs: nowMs, status: .active)
+        // The delivery history belongs to the device, whatever token it has now.
+        registration.delivered = previous?.delivered ?? 0
+        registration.lastDeliveredAlertID = previous?.lastDeliveredAlertID ?? ""
+        registration.lastDeliveredAtMs = previous?.lastDeliveredAtMs ?? 0
+        round.registrations[request.device] = .some(registration)
+        round.syncWrite = true
+        round.replies.append { error in
+            if let error {
+                responder.fail(error)
+            } else {
+                responder.succeed(V1.RegisterDeviceResponse(registration: registration))
+            }
+        }
+        if previous?.status == .disabled {
+            logger.info("push enabled again for a device", ["device": request.device.rawValue])
+        }
+        trackOutbox(of: request.device, keys: outboxKeys(request.device, round), round)
+    }
+
+    /// Removes the registration; answers whether there was one once the round's batch is written.
+    func unregister(_ device: DeviceID, responder: UnaryResponder<V1.UnregisterDeviceResponse>,
+                    _ round: inout AlertWorker.Round) {
+        let existed = registration(device, round) != nil
+        if existed {
+            round.registrations[device] = .some(nil)
+            round.syncWrite = true
+        }
+        round.replies.append { error in
+            if let error {
+                responder.fail(error)
+            } else {
+                responder.succeed(V1.UnregisterDeviceResponse(existed: existed))
+            }
+        }
+    }
+}
