@@ -1,5 +1,5 @@
 import CoinWatchCore
-import CoinWatchTLS
+public import CoinWatchTLS
 
 #if canImport(Glibc)
 import Glibc

@@ -163,7 +163,7 @@ def test_error_codes_and_statuses(server):
     publish = {"ticks": [{"symbol": "CONF", "price": {"mantissa": "1"}}]}
     response, data = unary(server, "PublishPrices", publish)
     expect_error(response, data, 401, "unauthenticated")
-    response, data = unary(server, "PublishPrices", publish, headers={"Authorization": TOKEN})
+    response, data = unary(server, "PublishPrices", publish, headers={"Authorization": "Bearer " + TOKEN})
     assert response.status == 200 and json.loads(data) == {"accepted": 1}, data
     # unimplemented 404 for a method that does not exist.
     response, data = unary(server, "NoSuchMethod", {})
@@ -201,10 +201,10 @@ def stream(server, name, message, content_type="application/connect+json", heade
 
 def test_streaming_json_and_proto_with_deadline(server):
     unary(server, "PublishPrices", {"ticks": [{"symbol": "STRM", "price": {"mantissa": "42", "scale": 1}}]},
-          headers={"Authorization": TOKEN})
+          headers={"Authorization": "Bearer " + TOKEN})
     # A deadline ends the stream: the snapshot, then the end-of-stream message with deadline_exceeded.
     response, parts = stream(server, "StreamPrices", json.dumps({"symbols": ["STRM"]}).encode(),
-                             headers={"Connect-Timeout-Ms": "300"})
+                             headers={"Connect-Timeout-Ms": "2000"})
     assert response.status == 200 and response.getheader("Content-Type") == "application/connect+json"
     assert response.getheader("Transfer-Encoding") == "chunked", "HTTP/1.1 streams are chunked"
     assert [flags for flags, _ in parts] == [0, 2], parts
@@ -212,7 +212,7 @@ def test_streaming_json_and_proto_with_deadline(server):
     assert update.symbol == "STRM" and update.price.mantissa == 42 and update.sequence == 1
     assert json.loads(parts[-1][1])["error"]["code"] == "deadline_exceeded", parts[-1]
     response, parts = stream(server, "StreamPrices", pb.StreamPricesRequest(symbols=["STRM"]).SerializeToString(),
-                             "application/connect+proto", headers={"Connect-Timeout-Ms": "300"})
+                             "application/connect+proto", headers={"Connect-Timeout-Ms": "2000"})
     assert response.getheader("Content-Type") == "application/connect+proto"
     assert pb.PriceUpdate.FromString(parts[0][1]).sequence == 1
     assert json.loads(parts[-1][1])["error"]["code"] == "deadline_exceeded"
@@ -239,7 +239,7 @@ def test_http2_prior_knowledge(server):
     assert json.loads(text)["settings"]["version"] == "1"
     framed = envelope(0, json.dumps({"symbols": ["STRM"]}).encode())
     result = subprocess.run(["curl", "-sS", "--http2-prior-knowledge", "-o", "-", "-H", "content-type: application/connect+json",
-                             "-H", "connect-timeout-ms: 300", "--data-binary", "@-",
+                             "-H", "connect-timeout-ms: 2000", "--data-binary", "@-",
                              f"http://127.0.0.1:{server.port}{SERVICE}StreamPrices"],
                             input=framed, capture_output=True, timeout=60, check=True)
     parts = envelopes(result.stdout)

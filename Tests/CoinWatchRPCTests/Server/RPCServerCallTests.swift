@@ -85,7 +85,7 @@ struct RPCServerCallTests {
         }
         #expect(answers.count == 1_000)
         #expect(answers.allSatisfy { $0.value == "device-\($0.key)" })
-        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
         client.close()
         await running.server.shutdownNow()
         await group.shutdownGracefully()
@@ -130,7 +130,7 @@ struct RPCServerCallTests {
         }
         #expect(sequences == Array(1...20))
         // Leaving the loop cancelled the stream on the server.
-        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
         client.close()
         await running.server.shutdownNow()
         await group.shutdownGracefully()
@@ -167,7 +167,7 @@ struct RPCServerCallTests {
             return
         }
         #expect(error.code == .deadlineExceeded)
-        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
         // The connection keeps serving.
         #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
         client.close()
@@ -183,11 +183,11 @@ struct RPCServerCallTests {
         let task = Task {
             try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow"))
         }
-        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
         task.cancel()
         let error = await #expect(throws: RPCError.self) { try await task.value }
         #expect(error?.code == .cancelled)
-        #expect(await eventually { running.server.stats.liveCalls == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
         client.close()
         await running.server.shutdownNow()
         await group.shutdownGracefully()
@@ -202,7 +202,7 @@ struct RPCServerCallTests {
         _ = try await iterator.next()
         #expect(running.server.stats.liveCalls == 1)
         client.close()
-        #expect(await eventually { running.server.stats.liveCalls == 0 && running.server.stats.openConnections == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 && running.server.stats.openConnections == 0 })
         #expect(await eventually { running.service.streamsEnded.load(ordering: .relaxed) == 1 })
         await running.server.shutdownNow()
         await group.shutdownGracefully()
@@ -225,7 +225,7 @@ struct RPCServerCallTests {
 
         let slow1 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
         let slow2 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
-        #expect(await eventually { running.server.stats.liveCalls == 2 })
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 2 })
         let exhausted = await #expect(throws: RPCError.self) { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
         #expect(exhausted?.code == .resourceExhausted)
         slow1.cancel()
