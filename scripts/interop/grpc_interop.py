@@ -169,7 +169,7 @@ def run(options, check):
     first = next(stream)
     check.equal("snapshot first", (first.symbol, first.price.mantissa, first.sequence), ("INTEROP", 12345, 1))
     stub.PublishPrices(pb.PublishPricesRequest(ticks=[pb.Tick(symbol="INTEROP", price=pb.Decimal(mantissa=12346, scale=2))]),
-                       timeout=30, metadata=[("authorization", options.publish_token)])
+                       timeout=30, metadata=[("authorization", "Bearer " + options.publish_token)])
     second = next(stream)
     check.equal("the next tick", (second.price.mantissa, second.sequence), (12346, 2))
     # Cancelled by the client: the server sees the reset and ends the call CANCELLED.
