@@ -104,7 +104,7 @@ public struct ClientSocket {
         _ = Glibc.close(fd)
     }
 
-    static func nowMilliseconds() -> Int {
+    public static func nowMilliseconds() -> Int {
         Int(MonotonicClock.nanoseconds() / 1_000_000)
     }
 }
