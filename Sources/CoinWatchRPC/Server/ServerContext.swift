@@ -50,7 +50,8 @@ public final class ServerContext: Sendable {
               credential.utf8.prefix(scheme.utf8.count).elementsEqual(scheme.utf8, by: { ($0 | 0x20) == $1 })
         else { return credential }
         var token = credential.utf8.dropFirst(scheme.utf8.count)
-        while token.first == 0x20 { token = token.dropFirst() }
+        // Optional whitespace after the scheme is spaces or tabs (RFC 9110 OWS).
+        while token.first == 0x20 || token.first == 0x09 { token = token.dropFirst() }
         return String(decoding: token, as: UTF8.self)
     }
 
