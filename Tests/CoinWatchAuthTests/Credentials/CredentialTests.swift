@@ -73,6 +73,8 @@ struct CredentialTests {
             #expect(try token("bearer abc", source) == "abc")
             #expect(try token("BEARER   abc  ", source) == "abc")
             #expect(try token(" \tBearer abc", source) == "abc")
+            #expect(try token("Bearer \t abc", source) == "abc")   // a tab after the scheme (found by the fuzzer)
+            #expect(throws: CredentialFailure.malformed) { try token("Bearer \t", source) }
             #expect(try token("", source) == nil)
             #expect(try token("   ", source) == nil)
             #expect(throws: CredentialFailure.malformed) { try token("Bearer ", source) }
