@@ -73,7 +73,10 @@ struct Daemon {
         } catch {
             database.close()
             logger.error("cannot load the credentials", ["data": options.dataDirectory, "reason": error.message])
-            CommandRunner.printError("coinwatchd: cannot load the credentials in \(options.dataDirectory): \(error.message)")
+            // The credentials are the first records read from the store, so a damaged table shows up here first.
+            CommandRunner.printError("coinwatchd: cannot read the credentials in \(options.dataDirectory) (\(error.message)); "
+                + "if its files are damaged, run 'coinwatchd repair --data \(options.dataDirectory)' to recover what "
+                + "LevelDB can")
             return 1
         }
         configuration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
