@@ -240,6 +240,15 @@ def run(options, check):
     descriptor.ParseFromString(answers[1].file_descriptor_response.file_descriptor_proto[0])
     methods = [method.name for method in descriptor.service[0].method]
     check.true("reflection describes the service", "GetSettings" in methods and "StreamPrices" in methods, str(methods))
+    # Every listed service is described too (Admin, the standard services): grpcurl's describe works for each.
+    undescribed = []
+    for name in names:
+        answer = list(reflection.ServerReflectionInfo(
+            iter([reflection_pb.ServerReflectionRequest(file_containing_symbol=name)]), timeout=30))[0]
+        if answer.HasField("error_response") or not answer.file_descriptor_response.file_descriptor_proto:
+            undescribed.append(name)
+    check.true("reflection describes every listed service", not undescribed and "coinwatch.v1.Admin" in names,
+               f"listed {names}, not described {undescribed}")
 
     # Metrics, parsed by prometheus_client, against the calls made above.
     after = metrics(options.server)
