@@ -96,7 +96,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchTLS",
-            dependencies: ["COpenSSL", "CoinWatchLogging", "CoinWatchRPC"],
+            dependencies: ["COpenSSL", "CoinWatchCore", "CoinWatchLogging", "CoinWatchRPC"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -117,7 +117,7 @@ let package = Package(
 
         .target(
             name: "CoinWatchConnect",
-            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchTLS"],
+            dependencies: ["CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -254,7 +254,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchTLSTests",
-            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto"],
+            dependencies: ["CoinWatchTLS", "CoinWatchTestSupport", "CoinWatchRPC", "CoinWatchProto", "CoinWatchCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -313,7 +313,7 @@ let package = Package(
             name: "CoinWatchAuthTests",
             dependencies: [
                 "CoinWatchAuth", "CoinWatchTestSupport", "CoinWatchProto", "CoinWatchModel", "CoinWatchStore", "CoinWatchRPC",
-                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchConnect",
+                "CoinWatchTLS", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchConnect", "CoinWatchCore",
             ],
             swiftSettings: swiftSettings
         ),

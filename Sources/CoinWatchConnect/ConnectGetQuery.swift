@@ -1,5 +1,5 @@
 import CoinWatchRPC
-import CoinWatchTLS
+import CoinWatchCore
 
 /// The query of a Connect GET request: `connect=v1&encoding=json&message=…[&base64=1][&compression=identity]`.
 public struct ConnectGetQuery: Sendable, Hashable {

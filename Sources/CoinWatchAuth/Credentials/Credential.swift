@@ -1,5 +1,5 @@
 public import CoinWatchModel
-import CoinWatchTLS
+import CoinWatchCore
 
 /// A credential as a caller presents it, parsed but not yet checked against the store.
 ///

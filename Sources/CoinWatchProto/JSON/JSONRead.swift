@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Readers of single field values, called by the generated JSON decoders.
 ///
 /// Each returns nil for JSON `null` (the field keeps its default, as the mapping says), the value otherwise,
@@ -70,7 +72,7 @@ enum JSONRead {
         switch value {
         case .null: return nil
         case .string(let text):
-            guard let bytes = Base64.decode(text.utf8) else {
+            guard let bytes = Base64.decodeEitherAlphabet(text.utf8) else {
                 throw JSONDecodingError(code: .invalidValue, typeName: "", detail: "not base64")
             }
             return bytes

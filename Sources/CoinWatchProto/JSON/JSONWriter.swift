@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Compact JSON written straight into bytes, as the generated encoders drive it.
 ///
 /// Commas are placed by the writer: every key and every value first writes one when something precedes it at the

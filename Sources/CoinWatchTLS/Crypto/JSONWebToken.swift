@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 
 /// JSON Web Tokens signed with ES256 (RFC 7519 over JWS compact serialisation, RFC 7515 §7.1), in the small

@@ -1,3 +1,4 @@
+import CoinWatchCore
 @testable import CoinWatchAuth
 import CoinWatchModel
 import CoinWatchProto

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchTLS
 import CoinWatchTestSupport
 import Foundation

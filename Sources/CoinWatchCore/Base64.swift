@@ -4,7 +4,10 @@
 /// `encodeURL` writes base64url without padding (the form JWS, and so JWT, requires: RFC 7515 §2). Decoding
 /// accepts only what the matching encoder writes: no whitespace, no characters of the other alphabet, padding
 /// exactly where §4 puts it (and none for base64url), and zero bits after the last byte, so every text decodes
-/// to one value and every value has one text — what a signature over the text needs.
+/// to one value and every value has one text — what a signature over the text needs. The one exception is
+/// `decodeEitherAlphabet`, for the proto3 JSON mapping of `bytes`, which the mapping asks to read either alphabet,
+/// padded or not (still refusing stray characters, padding in the middle and non-zero bits after the last byte).
+/// Pure Swift, so every layer (the JSON mapping, TLS's JWTs, the WebSocket handshake, credentials) shares it.
 public enum Base64 {
     /// Standard base64 with `=` padding.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
@@ -27,6 +30,25 @@ public enum Base64 {
         return decode(characters[..<end], values: standardValues)
     }
 
+    /// Appends the standard, padded encoding of `bytes` to `out` (writers that build a byte buffer).
+    public static func encode(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+        out += encode(bytes, alphabet: standardAlphabet, padding: true).utf8
+    }
+
+    /// The bytes of standard or URL-safe base64 `text`, padded or not (characters of both alphabets accepted); nil
+    /// if it is not base64. The proto3 JSON mapping's reading of `bytes`.
+    public static func decodeEitherAlphabet(_ text: some Collection<UInt8>) -> [UInt8]? {
+        var characters = Array(text)[...]
+        var padding = 0
+        while characters.last == UInt8(ascii: "=") {
+            characters = characters.dropLast()
+            padding += 1
+        }
+        // Padding only at the end, only as much as completes a 4-character group.
+        guard padding <= 2, padding == 0 || (characters.count + padding) % 4 == 0 else { return nil }
+        return decode(characters, values: eitherValues)
+    }
+
     /// The bytes of unpadded base64url `text`; nil if it is not exactly that.
     public static func decodeURL(_ text: some StringProtocol) -> [UInt8]? {
         decode(Array(text.utf8)[...], values: urlValues)
@@ -37,6 +59,7 @@ public enum Base64 {
     /// Each byte's 6-bit value in the alphabet, 0xFF for a byte outside it.
     private static let standardValues = values(of: standardAlphabet)
     private static let urlValues = values(of: urlAlphabet)
+    private static let eitherValues = zip(standardValues, urlValues).map { $0 == 0xFF ? $1 : $0 }
 
     private static func values(of alphabet: [UInt8]) -> [UInt8] {
         var table = [UInt8](repeating: 0xFF, count: 256)

@@ -1,4 +1,4 @@
-import CoinWatchTLS
+import CoinWatchCore
 import Foundation
 import Testing
 
@@ -57,5 +57,19 @@ struct Base64Tests {
     ])
     func strictURL(text: String) {
         #expect(Base64.decodeURL(text) == nil)
+    }
+
+    @Test("the JSON mapping's reading: either alphabet, padded or not, still nothing else")
+    func eitherAlphabet() {
+        let bytes: [UInt8] = [0xFB, 0xFF, 0xBF]   // "+/+/" in standard, "-_-_" in base64url
+        #expect(Base64.decodeEitherAlphabet(Array("+/+/".utf8)) == bytes)
+        #expect(Base64.decodeEitherAlphabet(Array("-_-_".utf8)) == bytes)
+        #expect(Base64.decodeEitherAlphabet(Array("+_-/".utf8)) == bytes)
+        #expect(Base64.decodeEitherAlphabet(Array("Zg==".utf8)) == [0x66])
+        #expect(Base64.decodeEitherAlphabet(Array("Zg".utf8)) == [0x66])
+        #expect(Base64.decodeEitherAlphabet(Array("".utf8)) == [])
+        for bad in ["Zg=", "Zg===", "Z", "Zh", "Zm9v!", "Zg==Zg==", "=Zg=", " Zg"] {
+            #expect(Base64.decodeEitherAlphabet(Array(bad.utf8)) == nil, "\(bad)")
+        }
     }
 }
