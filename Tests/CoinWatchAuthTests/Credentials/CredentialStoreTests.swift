@@ -37,6 +37,15 @@ func authenticate(_ store: CredentialStore, _ token: String) -> Result<Principal
     }
 }
 
+/// `token` with one character of its secret changed: still well formed, so it fails as a wrong secret. The
+/// character changed is the second to last, which carries six bits of the secret; the last one's low bits must
+/// be zero in strict base64url, so changing it could make the token malformed instead.
+func withWrongSecret(_ token: String) -> String {
+    var bytes = Array(token.utf8)
+    bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    return String(decoding: bytes, as: UTF8.self)
+}
+
 @Suite("credential store")
 struct CredentialStoreTests {
     @Test("a created key authenticates with its scopes, is listed without its secret, and survives a restart")
@@ -63,9 +72,7 @@ struct CredentialStoreTests {
     func failures() throws {
         let fixture = try StoreFixture()
         let (key, token) = try fixture.store.createKey(name: "", scopes: ScopeSet([.settingsRead]))
-        var wrong = Array(token.utf8)
-        wrong[wrong.count - 2] = wrong[wrong.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
-        #expect(authenticate(fixture.store, String(decoding: wrong, as: UTF8.self)) == .failure(.wrongSecret))
+        #expect(authenticate(fixture.store, withWrongSecret(token)) == .failure(.wrongSecret))
         let unknown = "cwk_ffffffffffffffff" + token.dropFirst(20)
         #expect(authenticate(fixture.store, String(unknown)) == .failure(.unknownKey))
         #expect(authenticate(fixture.store, "s3cret") == .failure(.unknownToken))

@@ -25,7 +25,7 @@ struct AuthMetricsTests {
         })
         let method = V1.CoinWatch.getPrices.path
         let key = try harness.keyToken(ScopeSet([.pricesRead]))
-        let forged = String(key.dropLast(2)) + (key.hasSuffix("AA") ? "BB" : "AA")
+        let forged = withWrongSecret(key)
         var families = harness.authorizer.metrics.collect()
         // Every series is there from the start, at 0.
         for reason in ["malformed", "unknown_key", "wrong_secret", "revoked", "unclaimed_device", "unknown_token"] {
