@@ -99,15 +99,18 @@ final class ServerShared: Sendable {
     }
 
     /// Loop: a native connection turned out to speak another protocol; `handler` serves it from now on and
-    /// takes its place in the table (the connection stays counted). The admission's per-peer count is released
-    /// here: the HTTP handlers do not carry the peer's admission, and a count never released would lock the peer
-    /// out.
+    /// takes its place in the table (the connection stays counted). Its admission goes with it: the peer's
+    /// count is released when `handler` closes, not now, so HTTP connections count against the per-peer limit
+    /// like native ones.
     func handedOff(_ native: ServerConnection, to handler: any ServedConnection) {
         let table = table(for: native.eventLoop)
         table.connections.removeValue(forKey: ObjectIdentifier(native))
         table.connections[ObjectIdentifier(handler)] = handler
         nativeConnections.closed()
-        releaseAdmission(native)
+        if native.isAdmitted {
+            native.isAdmitted = false
+            table.admittedPeers[ObjectIdentifier(handler)] = native.peer
+        }
     }
 
     /// Asks the configured admission about a new connection; the refusal, or nil once it is admitted.
@@ -135,7 +138,11 @@ final class ServerShared: Sendable {
 
     /// Loop: a connection of any protocol is gone.
     func connectionClosed(served handler: any ServedConnection) {
-        table(for: handler.eventLoop).connections.removeValue(forKey: ObjectIdentifier(handler))
+        let table = table(for: handler.eventLoop)
+        table.connections.removeValue(forKey: ObjectIdentifier(handler))
+        if let peer = table.admittedPeers.removeValue(forKey: ObjectIdentifier(handler)) {
+            configuration.admission?.closed(peer: peer)
+        }
         let open = counters.openConnections.subtract(1, ordering: .relaxed).newValue
         if open == 0 && isShuttingDown {
             let waiters = drained.withLock { waiters in
@@ -153,6 +160,8 @@ final class LoopConnections: @unchecked Sendable {
     // thread (accept, close and shutdown all run as jobs on that loop).
     let loop: EventLoop
     var connections: [ObjectIdentifier: any ServedConnection] = [:]
+    /// The admitted peer of each connection handed to another protocol, released when that connection closes.
+    var admittedPeers: [ObjectIdentifier: String] = [:]
 
     init(loop: EventLoop) {
         self.loop = loop

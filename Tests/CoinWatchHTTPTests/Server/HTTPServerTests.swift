@@ -100,6 +100,45 @@ struct HTTPServerTests {
         await running.server.shutdownNow()
     }
 
+    /// Admits one connection at a time, counting the ones it was told closed.
+    final class OneAtATime: ConnectionAdmission {
+        let open = Atomic<Int>(0)
+
+        func admit(peer: String) -> RPCError? {
+            guard open.load(ordering: .relaxed) < 1 else {
+                return RPCError(code: .resourceExhausted, message: "too many connections from \(peer)")
+            }
+            open.add(1, ordering: .relaxed)
+            return nil
+        }
+
+        func closed(peer: String) {
+            open.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    @Test("an HTTP connection counts against the per-peer admission until it closes, like a native one")
+    func admissionCoversHTTP() async throws {
+        let admission = OneAtATime()
+        let running = try Running { $0.admission = admission }
+        let first = try RawClient(port: running.server.port)
+        first.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(Self.read(1, from: first).map(\.status) == [200])
+        // Handed to HTTP and still open: the peer's one place is taken.
+        #expect(admission.open.load(ordering: .relaxed) == 1)
+        let second = try RawClient(port: running.server.port)
+        second.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(Self.read(1, from: second).isEmpty, "a second connection from the peer is refused")
+        second.close()
+        first.close()
+        #expect(await Polling.eventually { admission.open.load(ordering: .relaxed) == 0 })
+        let third = try RawClient(port: running.server.port)
+        third.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(Self.read(1, from: third).map(\.status) == [200])
+        third.close()
+        await running.server.shutdownNow()
+    }
+
     @Test("RPC paths over HTTP/1.1: gRPC needs HTTP/2, everything else is the Connect protocol's")
     func rpcPathsOverHTTP1() async throws {
         let running = try Running()
