@@ -7,7 +7,7 @@ import Testing
 
 /// Connect calls through the real dispatcher: the same handlers, authorization hook, deadlines and cancellation
 /// as every transport, with the HTTP side recorded.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ConnectCallSinkTests {
     /// @unchecked Sendable: made, used and read on the dispatcher's loop only (the test hops there to read it).
     final class Recorder: ConnectHTTPResponder, @unchecked Sendable {

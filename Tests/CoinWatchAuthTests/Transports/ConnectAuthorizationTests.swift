@@ -9,7 +9,7 @@ import Testing
 /// The access table through the Connect protocol: the real authoriser as the dispatcher's hook, calls made the way
 /// the HTTP layer makes them (`authorization` header as metadata, `transport` "connect"), and the HTTP status each
 /// refusal becomes — 401 for UNAUTHENTICATED, 403 for PERMISSION_DENIED.
-@Suite("authorisation over Connect", .timeLimit(.minutes(1)))
+@Suite("authorisation over Connect", .timeLimit(.minutes(3)))
 struct ConnectAuthorizationTests {
     /// @unchecked Sendable: made, used and read on the dispatcher's loop only.
     final class Recorder: ConnectHTTPResponder, @unchecked Sendable {

@@ -7,7 +7,7 @@ import CoinWatchService
 @testable import CoinWatchFeeds
 
 /// Replaying the shipped samples into a hub, and the feed's lifecycle.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ReplayFeedTests {
     typealias F = PriceFixtures
 

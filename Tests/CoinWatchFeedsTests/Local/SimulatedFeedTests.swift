@@ -3,7 +3,7 @@ import Testing
 import CoinWatchService
 @testable import CoinWatchFeeds
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct SimulatedFeedTests {
     typealias F = PriceFixtures
 

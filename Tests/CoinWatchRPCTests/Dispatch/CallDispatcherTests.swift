@@ -6,7 +6,7 @@ import Testing
 
 /// The dispatcher every transport shares: the authorization hook runs before any handler, refusals and
 /// answers are counted per method and transport, and the counters are summed over the loops on a scrape.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CallDispatcherTests {
     /// Refuses calls about the device "intruder" and every call without a credential to SaveSettings; records
     /// what it was asked.

@@ -4,7 +4,7 @@ import Testing
 
 /// `ServerStream.withMessageBatch` writes whole `Message` frames by hand; the client's generated decoder must
 /// read them as the messages meant, for one- and multi-byte call ids and payload lengths.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ServerStreamBatchTests {
     /// Symbols of the messages each stream sends: short, and long enough for a two-byte payload length.
     static let symbols = ["BTC", String(repeating: "L", count: 200), "ETH"]
