@@ -28,13 +28,13 @@ class Daemon:
     """coinwatchd on a fixed port (so the page can reconnect to the same address), with its data kept across
     restarts."""
 
-    def __init__(self, binary, data, port):
-        self.binary, self.data, self.port, self.process = binary, data, port, None
+    def __init__(self, binary, data, port, feed="none"):
+        self.binary, self.data, self.port, self.feed, self.process = binary, data, port, feed, None
 
     def start(self):
         log = open(os.path.join(self.data, "log"), "a+")
         self.process = subprocess.Popen([self.binary, "--listen", f"127.0.0.1:{self.port}", "--data",
-                                         os.path.join(self.data, "db"), "--feed", "none"],
+                                         os.path.join(self.data, "db"), "--feed", self.feed],
                                         stdout=log, stderr=subprocess.STDOUT)
         for _ in range(1200):  # bounded: 60 s however busy the machine
             try:
