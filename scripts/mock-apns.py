@@ -28,6 +28,8 @@ Control: one command per line on stdin, each acknowledged by a JSON line on stdo
   token              print {"event": "token", "jwt": ...}: the provider token accepted last (for h2load)
   drop-after N       after N more requests arrive, close every connection without answering what is open
   goaway-after N     after N more requests arrive, send GOAWAY, answer what was received, then close
+  cut-after N        answer the Nth next request's headers (a 200 has nothing else) without ending its stream,
+                     then close the connection: an answer that arrived on a connection that died behind it
   hold-after N       answer N more requests, then hold every answer until release
   hold | release     hold answers / send every held answer
   reset              forget the counts and records (the records file is truncated)
@@ -135,6 +137,7 @@ class State:
         self.records_file = open(options.records, "w") if options.records else None
         self.drop_after = None
         self.goaway_after = None
+        self.cut_after = None
         self.hold_after = None
         self.holding = False
         self.reset()
@@ -279,6 +282,13 @@ class APNsProtocol(asyncio.Protocol):
                 state.record(entry)
                 self.drop()
                 return
+        if state.cut_after is not None:
+            state.cut_after -= 1
+            if state.cut_after <= 0:
+                state.cut_after = None
+                self.answer(stream_id, status, reason, entry, end_stream=False)
+                self.cut()
+                return
         if state.hold_after is not None:
             state.hold_after -= 1
             if state.hold_after < 0:
@@ -367,21 +377,21 @@ class APNsProtocol(asyncio.Protocol):
                 return 500, "InternalServerError", entry
         return 200, "", entry
 
-    def answer(self, stream_id, status, reason, entry):
+    def answer(self, stream_id, status, reason, entry, end_stream=True):
         state = self.state
         self.open_streams.discard(stream_id)
         headers = [(":status", str(status))]
         if entry.get("apns_id"):
             headers.append(("apns-id", entry["apns_id"]))
         body = b""
-        if status != 200:
+        if status != 200 and end_stream:
             fields = {"reason": reason}
             if status == 410:
                 fields["timestamp"] = int(time.time() * 1000)
             body = json.dumps(fields).encode()
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
         try:
-            self.conn.send_headers(stream_id, headers, end_stream=not body)
+            self.conn.send_headers(stream_id, headers, end_stream=end_stream and not body)
             if body:
                 self.conn.send_data(stream_id, body, end_stream=True)
         except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
@@ -418,6 +428,15 @@ class APNsProtocol(asyncio.Protocol):
         self.flush()
         self.transport.close()
 
+    def cut(self):
+        """Closes soon after the last answer was written, without ending its stream or saying GOAWAY (the delay lets
+        the client read what was written before the connection ends)."""
+        self.closing = True
+        self.state.unanswered += len(self.open_streams)
+        self.open_streams.clear()
+        self.flush()
+        asyncio.get_running_loop().call_later(0.5, self.transport.abort)
+
     def go_away(self):
         """GOAWAY naming the last stream received; the streams after it are not processed, then the close."""
         self.conn.close_connection(error_code=0, last_stream_id=self.conn.highest_inbound_stream_id)
@@ -425,7 +444,9 @@ class APNsProtocol(asyncio.Protocol):
         self.closing = True
         self.state.unanswered += len(self.open_streams)
         self.open_streams.clear()
-        asyncio.get_running_loop().call_later(0.2, self.transport.close)
+        # Closed the way a server closes after its GOAWAY: the TCP connection ends. (close() would first wait, up
+        # to asyncio's 30 s SSL shutdown timeout, for the client's close_notify, holding the connection open.)
+        asyncio.get_running_loop().call_later(0.2, self.transport.abort)
 
 
 def command(state, line):
@@ -444,6 +465,8 @@ def command(state, line):
         state.drop_after = int(arguments[0])
     elif name == "goaway-after":
         state.goaway_after = int(arguments[0])
+    elif name == "cut-after":
+        state.cut_after = int(arguments[0])
     elif name == "hold-after":
         state.hold_after = int(arguments[0])
     elif name == "hold":

@@ -153,7 +153,11 @@ final class APNsClientLoop: @unchecked Sendable {
             transfer.clear()
             idle.append(transfer)
         }
-        guard result.succeeded else {
+        // A 200 that arrived is an answer, whatever libcurl says of the connection behind it: libcurl 7.88 can
+        // fail a transfer whose 200 it has read when a GOAWAY or a close follows (curl issue #11859), and sending
+        // such a notification again would deliver it twice. Any other status carries its reason in a body that may
+        // not have arrived, so it still counts as no answer.
+        guard result.succeeded || transfer.status == 200 else {
             answered = false
             let failure = transfer.failure(result)
             if !failing {

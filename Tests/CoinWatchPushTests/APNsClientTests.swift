@@ -143,6 +143,28 @@ struct APNsClientTests {
         #expect(summary.connections == 2)
     }
 
+    @Test func aTwoHundredFollowedByADeadConnectionIsDelivered() async throws {
+        let mock = try await MockAPNs.start()
+        defer { mock.stop() }
+        let client = try client(mock)
+        defer { client.close() }
+        let answers = Answers()
+        client.start { answers.add($0) }
+        // The 200 arrives, its stream never ends, the connection closes: libcurl fails the transfer.
+        try await mock.command("cut-after 1")
+        client.send([Self.request(1)])
+        #expect(await answers.wait(for: 1))
+        #expect(answers.all.map(\.outcome) == [.delivered])
+        #expect(answers.all.first?.status == 200)
+        // Still usable: the next notification goes out on a new connection.
+        client.send([Self.request(2)])
+        #expect(await answers.wait(for: 2))
+        #expect(answers.all.last?.outcome == .delivered)
+        let summary = try await mock.summary()
+        #expect(summary.deliveredIDs == 2)
+        #expect(summary.duplicateDeliveries == 0)
+    }
+
     @Test func aFreshConnectionCarriesOneNotificationUntilItAnswers() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }

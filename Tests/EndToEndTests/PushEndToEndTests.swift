@@ -249,18 +249,7 @@ struct PushEndToEndTests {
         try await setup.cross()
         let summary = try await setup.waitForMock { $0.deliveredIDs == devices.count }
         #expect(summary.deliveredIDs == devices.count)
-        if command.hasPrefix("goaway") {
-            // Known defect, seen in about one run in five on a busy machine (docs/PUSH.md, "Not yet right"): after
-            // the GOAWAY one alert is answered 200 twice on the new connection, first at once, then after
-            // coinwatchd's backoff, while coinwatchd counts a single failure for it. The likeliest cause is libcurl
-            // 7.88 re-sending a refused stream by itself and still reporting the transfer failed.
-            withKnownIssue("after a GOAWAY an alert is occasionally delivered twice",
-                           isIntermittent: true) {
-                #expect(summary.duplicateDeliveries == 0)
-            }
-        } else {
-            #expect(summary.duplicateDeliveries == 0)
-        }
+        #expect(summary.duplicateDeliveries == 0)
         #expect(summary.connections >= 2, "coinwatchd reconnected")
         let state = try await setup.waitForPush { $0.delivered == devices.count && $0.queued == 0 }
         #expect(state.delivered == UInt64(devices.count))
