@@ -45,6 +45,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import ssl
 import sys
 import time
@@ -417,7 +418,7 @@ class APNsProtocol(asyncio.Protocol):
     # Commands
 
     def drop(self):
-        """Closes at once: nothing more is answered; what was written so far still reaches the client."""
+        """Ends the connection at once: nothing more is answered; what was written so far still reaches the client."""
         self.closing = True
         self.state.unanswered += len(self.open_streams)
         for stream_id, _, _, entry in self.held:
@@ -426,16 +427,31 @@ class APNsProtocol(asyncio.Protocol):
         self.held = []
         self.open_streams.clear()
         self.flush()
-        self.transport.close()
+        self.end_connection()
+
+    def end_connection(self):
+        """Ends the TCP connection once everything written has left, the way a server's close looks to its client:
+        every answer sent before it, then end of file. The client's bytes are still read (and ignored), so the end
+        is never a reset, which could discard answers the client has not read yet. (transport.close() on TLS would
+        wait, up to asyncio's 30 s SSL shutdown timeout, for the client's close_notify, holding the connection open,
+        and reset it if the client sent data meanwhile.)"""
+        if self.transport.is_closing():
+            return
+        if self.transport.get_write_buffer_size() > 0:
+            asyncio.get_running_loop().call_later(0.01, self.end_connection)
+            return
+        try:
+            self.transport.get_extra_info("socket").shutdown(socket.SHUT_WR)
+        except OSError:
+            self.transport.abort()
 
     def cut(self):
-        """Closes soon after the last answer was written, without ending its stream or saying GOAWAY (the delay lets
-        the client read what was written before the connection ends)."""
+        """Ends the connection right after the last answer, without ending its stream or saying GOAWAY."""
         self.closing = True
         self.state.unanswered += len(self.open_streams)
         self.open_streams.clear()
         self.flush()
-        asyncio.get_running_loop().call_later(0.5, self.transport.abort)
+        self.end_connection()
 
     def go_away(self):
         """GOAWAY naming the last stream received; the streams after it are not processed, then the close."""
@@ -444,9 +460,7 @@ class APNsProtocol(asyncio.Protocol):
         self.closing = True
         self.state.unanswered += len(self.open_streams)
         self.open_streams.clear()
-        # Closed the way a server closes after its GOAWAY: the TCP connection ends. (close() would first wait, up
-        # to asyncio's 30 s SSL shutdown timeout, for the client's close_notify, holding the connection open.)
-        asyncio.get_running_loop().call_later(0.2, self.transport.abort)
+        self.end_connection()
 
 
 def command(state, line):
