@@ -17,7 +17,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -114,6 +116,27 @@ int cw_sys_timerfd_read(int fd, uint64_t *expirations) {
 }
 
 // MARK: threads
+
+int cw_sys_thread_nice(int *nice) {
+    // getpriority(2): -1 is a valid nice value, so errno is cleared first and checked after. On Linux a
+    // nice value belongs to a thread, named by its id (gettid(2)) under PRIO_PROCESS.
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int value = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (value == -1 && errno != 0) return errno;
+    *nice = value;
+    return 0;
+}
+
+int cw_sys_lower_thread_priority(int increment) {
+    // setpriority(2): PRIO_PROCESS with a thread id sets that thread's nice value alone (Linux keeps it per
+    // thread, a departure from POSIX its man page documents). Raising one's own nice value needs no privilege.
+    int current;
+    int rc = cw_sys_thread_nice(&current);
+    if (rc != 0) return rc;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    return setpriority(PRIO_PROCESS, (id_t)tid, current + increment) == 0 ? 0 : errno;
+}
 
 int cw_sys_set_thread_name(const char *name) {
     // pthread_setname_np(3): the name is copied; longer than 15 bytes fails with ERANGE, so we

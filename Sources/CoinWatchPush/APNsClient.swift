@@ -35,7 +35,9 @@ public final class APNsClient: APNsSending {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         let loop = self.loop
         let finished = self.finished
-        NamedThread.start(name: "cw-apns") {
+        // Behind the loops: calls keep their pace while a burst of notifications goes out, and the burst gets
+        // whatever CPU the loops leave (all of it when they are idle).
+        NamedThread.start(name: "cw-apns", priority: .background) {
             loop.run(onResponses: onResponses)
             finished.signal()
         }

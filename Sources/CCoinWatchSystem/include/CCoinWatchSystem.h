@@ -67,6 +67,13 @@ int cw_sys_timerfd_read(int fd, uint64_t *expirations);
 /// Names the calling thread (pthread_setname_np; at most 15 bytes are kept). Returns 0 or an errno.
 int cw_sys_set_thread_name(const char *name);
 
+/// The calling thread's nice value into `*nice` (getpriority on its thread id): 0 or an errno.
+int cw_sys_thread_nice(int *nice);
+
+/// Raises the calling thread's nice value by `increment` (setpriority on its thread id), so the scheduler
+/// prefers other threads when the CPU is short: 0 or an errno.
+int cw_sys_lower_thread_priority(int increment);
+
 /// CPUs in the calling thread's affinity mask (sched_getaffinity): what `taskset` or a cpuset
 /// leaves this process, as opposed to the CPUs online. Returns the count or -1 with errno.
 int cw_sys_affinity_cpu_count(void);

@@ -3,9 +3,33 @@
 /// Foundation's `Thread.name` is not handed to the operating system on Linux, so every worker thread of the server
 /// appeared as `coinwatchd`, and a profile could not tell the settings writer from the alert thread.
 public enum NamedThread {
+    /// How the scheduler weighs a thread against the event loops when the CPU is short.
+    public enum Priority: Sendable {
+        /// As the loops.
+        case normal
+        /// Behind the loops (nice value raised by `backgroundNiceIncrement`): work that may wait while the loops
+        /// answer calls, such as delivering a burst of notifications.
+        case background
+    }
+
+    /// How much a background thread's nice value is raised: at 10 the scheduler gives it about a tenth of the
+    /// CPU a normal thread gets when both want it, and all of it when the loops are idle.
+    public static let backgroundNiceIncrement: Int32 = 10
+
     /// Starts a detached thread named `name` (the system keeps at most 15 bytes) running `body`. Whoever needs to
     /// wait for it signals its own completion from `body`.
-    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
-        Sys.spawnThread(name: name, body)
+    public static func start(name: String, priority: Priority = .normal, _ body: @escaping @Sendable () -> Void) {
+        Sys.spawnThread(name: name) {
+            if priority == .background {
+                // Best effort: a thread left at the loops' priority still works, only less politely.
+                Sys.lowerThreadPriority(by: backgroundNiceIncrement)
+            }
+            body()
+        }
+    }
+
+    /// The calling thread's nice value (nil if it cannot be read).
+    public static var currentNiceValue: Int32? {
+        Sys.threadNiceValue()
     }
 }

@@ -244,6 +244,18 @@ enum Sys {
         UInt(pthread_self())
     }
 
+    /// Raises the calling thread's nice value by `increment`; false if the system refused.
+    @discardableResult
+    static func lowerThreadPriority(by increment: Int32) -> Bool {
+        cw_sys_lower_thread_priority(increment) == 0
+    }
+
+    /// The calling thread's nice value; nil if it cannot be read.
+    static func threadNiceValue() -> Int32? {
+        var nice: Int32 = 0
+        return cw_sys_thread_nice(&nice) == 0 ? nice : nil
+    }
+
     /// Starts a detached thread named `name` (at most 15 bytes are kept) running `body`. Callers that
     /// need to wait for it signal their own completion (see `EventLoop.join`).
     static func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {
