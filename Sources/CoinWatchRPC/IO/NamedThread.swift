@@ -14,7 +14,7 @@ public enum NamedThread {
 
     /// How much a background thread's nice value is raised: at 10 the scheduler gives it about a tenth of the
     /// CPU a normal thread gets when both want it, and all of it when the loops are idle.
-    public static let backgroundNiceIncrement: Int32 = 10
+    static let backgroundNiceIncrement: Int32 = 10
 
     /// Starts a detached thread named `name` (the system keeps at most 15 bytes) running `body`. Whoever needs to
     /// wait for it signals its own completion from `body`.
@@ -28,8 +28,8 @@ public enum NamedThread {
         }
     }
 
-    /// The calling thread's nice value (nil if it cannot be read).
-    public static var currentNiceValue: Int32? {
+    /// The calling thread's nice value (nil if it cannot be read); for tests.
+    static var currentNiceValue: Int32? {
         Sys.threadNiceValue()
     }
 }
