@@ -34,6 +34,14 @@ struct APNsClientTests {
             configuration: configuration, signer: try ES256ProviderTokenSigner(keyFile: mock.keyFile), logger: .disabled)
     }
 
+    /// A provider against `mock`, started, with the answers it gives collected.
+    func startedClient(_ mock: MockAPNs) throws -> (APNsClient, Answers) {
+        let client = try client(mock)
+        let answers = Answers()
+        client.start { answers.add($0) }
+        return (client, answers)
+    }
+
     static func request(_ number: Int, prefix: String = "") -> APNsRequest {
         let tail = String(number, radix: 16)
         let token = prefix + String(repeating: "0", count: 64 - prefix.count - tail.count) + tail
@@ -47,10 +55,8 @@ struct APNsClientTests {
     @Test func everyNotificationIsAnsweredOnceWithItsOutcome() async throws {
         let mock = try await MockAPNs.start(maxStreams: 20)
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         var requests = (0..<200).map { Self.request($0) }
         requests.append(Self.request(1000, prefix: "410"))
         requests.append(Self.request(1001, prefix: "400"))
@@ -86,10 +92,8 @@ struct APNsClientTests {
     @Test func anExpiredNotificationIsNotSent() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         var stale = Self.request(1)
         stale.expiration = Int64(Date().timeIntervalSince1970) - 1
         client.send([stale, Self.request(2)])
@@ -101,10 +105,8 @@ struct APNsClientTests {
     @Test func aPayloadOverAPNsLimitIsRefusedUnsent() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         var large = Self.request(1)
         large.payload = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "x", count: 4096) + "\"}}").utf8)
         var limit = Self.request(2)
@@ -123,10 +125,8 @@ struct APNsClientTests {
     @Test func aDroppedConnectionFailsWhatWasOnItAndTheNextSendsReconnect() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         try await mock.command("drop-after 30")
         let first = (0..<100).map { Self.request($0) }
         client.send(first)
@@ -148,10 +148,8 @@ struct APNsClientTests {
     @Test func aTwoHundredFollowedByADeadConnectionIsDelivered() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         // The 200 arrives, its stream never ends, the connection closes: libcurl fails the transfer.
         try await mock.command("cut-after 1")
         client.send([Self.request(1)])
@@ -170,10 +168,8 @@ struct APNsClientTests {
     @Test func aFreshConnectionCarriesOneNotificationUntilItAnswers() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
+        let (client, answers) = try startedClient(mock)
         defer { client.close() }
-        let answers = Answers()
-        client.start { answers.add($0) }
         try await mock.command("hold")
         client.send((0..<10).map { Self.request($0) })
         _ = try await waitForRequests(mock, 1)
@@ -189,9 +185,7 @@ struct APNsClientTests {
     @Test func closingWithNotificationsInFlightAnswersNothingMore() async throws {
         let mock = try await MockAPNs.start()
         defer { mock.stop() }
-        let client = try client(mock)
-        let answers = Answers()
-        client.start { answers.add($0) }
+        let (client, answers) = try startedClient(mock)
         // A first answer opens the connection to all the streams it allows.
         client.send([Self.request(100)])
         #expect(await answers.wait(for: 1))
