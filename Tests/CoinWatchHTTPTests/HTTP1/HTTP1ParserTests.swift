@@ -100,6 +100,41 @@ import Testing
         #expect(Self.status("GET / HTTP/2.0\r\n") == 505)
     }
 
+    @Test("a limit falls on the same byte whether the bytes come whole or one at a time")
+    func limitsAtEverySplit() {
+        var small = HTTP1Parser.Limits()
+        small.maxRequestLineBytes = 32
+        small.maxHeaderBytes = 64
+        func outcome(_ text: String, chunk: Int) -> Int {
+            do { return try Self.parse(text, limits: small, chunk: chunk).count } catch { return -error.status }
+        }
+        var seen = Set<Int>()
+        for length in 10...40 {
+            let line = "GET /\(String(repeating: "a", count: length)) HTTP/1.1\r\nHost: a\r\n\r\n"
+            let field = "GET / HTTP/1.1\r\nHost: a\r\nX-Long: \(String(repeating: "b", count: length + 20))\r\n\r\n"
+            for text in [line, field] {
+                let whole = outcome(text, chunk: .max)
+                #expect(outcome(text, chunk: 1) == whole && outcome(text, chunk: 5) == whole, "\(text.debugDescription)")
+                seen.insert(whole)
+            }
+        }
+        // Both limits were crossed inside the range, each just past a request that was taken.
+        #expect(seen == [1, -414, -431])
+        // Method, target and version: 3 + 21 + 8 = 32 bytes is the limit.
+        #expect(outcome("GET /\(String(repeating: "a", count: 20)) HTTP/1.1\r\nHost: a\r\n\r\n", chunk: .max) == 1)
+        #expect(outcome("GET /\(String(repeating: "a", count: 21)) HTTP/1.1\r\nHost: a\r\n\r\n", chunk: .max) == -414)
+    }
+
+    @Test("field names are lower-cased and values trimmed, at every split")
+    func fieldsAtEverySplit() throws {
+        let text = "POST /p HTTP/1.1\r\nHOST: a\r\nContent-Type: \t application/PROTO \t\r\nX-Empty:   \r\nX-Tab:\tv w\r\n\r\n"
+        for chunk in [1, 2, 4, 9, Int.max] {
+            let request = try #require(try Self.parse(text, chunk: chunk).first)
+            #expect(request.headers.map(\.name) == ["host", "content-type", "x-empty", "x-tab"])
+            #expect(request.headers.map(\.value) == ["a", "application/PROTO", "", "v w"])
+        }
+    }
+
     @Test("an unfinished request is remembered as begun, and a failure sticks")
     func state() {
         var parser = HTTP1Parser()
