@@ -20,6 +20,11 @@ public struct ConnectContentType: Hashable, Sendable, CustomStringConvertible {
     /// Parses a `Content-Type` header value (`application/json; charset=utf-8`); nil for any type Connect does
     /// not define, or JSON with a charset other than UTF-8. Matching is case-insensitive, as for media types.
     public init?(headerValue: String) {
+        // The four types as clients send them, compared as bytes before any splitting or lower-casing.
+        if let exact = Self.all.first(where: { $0.description.utf8.elementsEqual(headerValue.utf8) }) {
+            self = exact
+            return
+        }
         let parts = headerValue.split(separator: ";", omittingEmptySubsequences: false)
         let media = parts[0].trimmingWhitespace.lowercased()
         switch media {

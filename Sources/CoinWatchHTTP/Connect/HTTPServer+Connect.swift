@@ -33,9 +33,7 @@ extension HTTPServer {
         method: String, target: Substring, header: (String) -> String?, headers: [(name: String, value: String)],
         body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String
     ) -> ConnectCallSink? {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = parts.first ?? ""
-        let query = parts.count > 1 ? parts[1] : nil
+        let (path, query) = HTTPRoute.split(target: target)
         let cors = configuration.cors.responseHeaders(origin: header("origin"))
         let route = ConnectRoute.route(httpMethod: method, path: path, query: query, header: header,
                                        methods: connectMethods, maxMessageBytes: dispatcher.maxMessageBytes)

@@ -16,7 +16,7 @@ struct HTTP1Request: Sendable {
 
     /// The path without the query.
     var path: Substring {
-        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        HTTPRoute.split(target: target[...]).path
     }
 
     /// Whether the connection stays open after the response: HTTP/1.1 unless `Connection: close`,

@@ -7,7 +7,7 @@ extension HTTP2Connection {
     /// The header block of a request is complete: route it.
     func headersComplete(_ id: Int32) {
         guard let stream = streams[id], case .pending = stream.kind else { return }
-        let route = HTTPRoute.route(method: stream.method, path: stream.path[...].split(separator: "?").first ?? "",
+        let route = HTTPRoute.route(method: stream.method, path: HTTPRoute.split(target: stream.path[...]).path,
                                     contentType: stream.contentType)
         if case .connect = route {
             stream.kind = .connect
@@ -155,7 +155,7 @@ extension HTTP2Connection {
 
     /// A plain HTTP request over HTTP/2 (the operators' endpoints, the dashboard, a preflight, or a refusal).
     func answerPlain(_ stream: HTTP2Stream, _ route: HTTPRoute) {
-        let path = stream.path[...].split(separator: "?", maxSplits: 1).first ?? ""
+        let path = HTTPRoute.split(target: stream.path[...]).path
         let response = server.plainResponse(route, method: stream.method, path: path, header: { stream.header($0) })
         stream.kind = .refused
         respondWhole(stream, status: response.status, headers: response.headers, body: response.body)

@@ -24,6 +24,8 @@ enum HTTPRoute: Equatable {
     case methodNotAllowed(allowed: String)
     case notFound
 
+    /// Routing runs once per request, so it reads the path and the content type as bytes: no copies, no
+    /// lower-cased strings.
     static func route(method: String, path: Substring, contentType: String?) -> HTTPRoute {
         switch path {
         case "/metrics", "/healthz", "/readyz":
@@ -33,17 +35,34 @@ enum HTTPRoute: Equatable {
             break
         }
         // An RPC path: "/package.Service/Method".
-        guard path.hasPrefix("/"), path.dropFirst().contains("/") else {
+        let slash = UInt8(ascii: "/")
+        guard path.utf8.first == slash, path.utf8.dropFirst().contains(slash) else {
             guard DashboardAssets.asset(atPath: String(path)) != nil else { return .notFound }
             guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allowed: "GET, HEAD") }
             return .dashboard
         }
         if method == "OPTIONS" { return .preflight }
-        let type = (contentType ?? "").lowercased()
-        let mediaType = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces } ?? ""
-        if mediaType == "application/grpc" || mediaType.hasPrefix("application/grpc+") {
-            return .grpc
+        return isGRPC(contentType: contentType) ? .grpc : .connect
+    }
+
+    /// Whether a content type is gRPC's: media type `application/grpc` or `application/grpc+…`, in any case,
+    /// with or without parameters.
+    static func isGRPC(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        var bytes = contentType.utf8.makeIterator()
+        var next = bytes.next()
+        while next == 0x20 || next == 0x09 { next = bytes.next() }
+        for expected in "application/grpc".utf8 {
+            guard let byte = next, HTTP1Parser.lowercase(byte) == expected else { return false }
+            next = bytes.next()
         }
-        return .connect
+        guard let next else { return true }
+        return next == UInt8(ascii: "+") || next == UInt8(ascii: ";") || next == 0x20 || next == 0x09
+    }
+
+    /// A request target split at its first `?`: the path, and the query without the `?` when there is one.
+    static func split(target: Substring) -> (path: Substring, query: Substring?) {
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }
+        return (target[..<mark], target[target.utf8.index(after: mark)...])
     }
 }
