@@ -47,10 +47,10 @@ final class HTTP1Exchange: ConnectHTTPResponder {
     func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
         guard !isComplete, !isStreaming else { return }
         var head = head(status: status, headers: headers)
-        head += "content-length: \(body.count)\r\n"
-        if closeAfter { head += "connection: close\r\n" }
-        head += "\r\n"
-        write(Array(head.utf8))
+        Self.appendField("content-length", String(body.count), to: &head)
+        if closeAfter { Self.appendField("connection", "close", to: &head) }
+        head += [13, 10]
+        write(head)
         if !isHead && !body.isEmpty { write(body) }
         complete()
     }
@@ -62,11 +62,11 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         if isHTTP10 {
             closeAfter = true
         } else {
-            head += "transfer-encoding: chunked\r\n"
+            Self.appendField("transfer-encoding", "chunked", to: &head)
         }
-        if closeAfter { head += "connection: close\r\n" }
-        head += "\r\n"
-        write(Array(head.utf8))
+        if closeAfter { Self.appendField("connection", "close", to: &head) }
+        head += [13, 10]
+        write(head)
     }
 
     func stream(_ bytes: [UInt8]) {
@@ -92,12 +92,24 @@ final class HTTP1Exchange: ConnectHTTPResponder {
 
     // MARK: Helpers
 
-    private func head(status: Int, headers: [(name: String, value: String)]) -> String {
-        var head = "HTTP/1.1 \(status) \(HTTPResponse.reason(status))\r\n"
-        for (name, value) in headers {
-            head += "\(name): \(value)\r\n"
-        }
+    /// The status line and `headers`, as bytes: built for every response, so without string interpolation.
+    private func head(status: Int, headers: [(name: String, value: String)]) -> [UInt8] {
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
+        head += "HTTP/1.1 ".utf8
+        head += String(status).utf8
+        head.append(0x20)
+        head += HTTPResponse.reason(status).utf8
+        head += [13, 10]
+        for (name, value) in headers { Self.appendField(name, value, to: &head) }
         return head
+    }
+
+    private static func appendField(_ name: String, _ value: String, to head: inout [UInt8]) {
+        head += name.utf8
+        head += [0x3a, 0x20]
+        head += value.utf8
+        head += [13, 10]
     }
 
     private func write(_ bytes: [UInt8]) {
