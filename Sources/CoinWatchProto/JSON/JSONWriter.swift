@@ -10,7 +10,10 @@ public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    public init() {}
+    /// Room for a typical response, so small messages are written without regrowing.
+    public init() {
+        bytes.reserveCapacity(256)
+    }
 
     @inline(__always)
     private mutating func comma() {
@@ -44,7 +47,8 @@ public struct JSONWriter: Sendable {
         comma()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -73,7 +77,7 @@ public struct JSONWriter: Sendable {
 
     public mutating func bool(_ value: Bool) {
         comma()
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
         needsComma = true
     }
 
@@ -128,7 +132,6 @@ public struct JSONWriter: Sendable {
     /// `value` as a JSON string literal appended to `out`.
     static func appendQuoted(_ value: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -137,9 +140,10 @@ public struct JSONWriter: Sendable {
             case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
+                out.append(contentsOf: "\\u00".utf8)
+                let low = byte & 0xF
+                out.append(UInt8(ascii: "0") + (byte >> 4))
+                out.append(low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + (low - 10))
             default: out.append(byte)
             }
         }
