@@ -1,4 +1,5 @@
 import CoinWatchConnect
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchRPC
 
@@ -17,6 +18,8 @@ final class HTTP1Session {
     let server: HTTPServer
     let peer: String
     private var parser: HTTP1Parser
+    /// The requests one read completed, kept between reads so that a read does not allocate the array.
+    private var parsed: [HTTP1Request] = []
     /// Unanswered (or still streaming) requests, oldest first; the first is the active one.
     private var exchanges: [HTTP1Exchange] = []
     /// A response with `Connection: close` was queued (or the parser failed): nothing more is read or answered.
@@ -24,6 +27,9 @@ final class HTTP1Session {
     private var draining = false
     private var requestTimer: TimerHandle?
     private var idleTimer: TimerHandle?
+    /// When bytes last arrived: the idle timer, armed once, compares against it when it fires rather than being
+    /// moved on every read.
+    private var lastInputNanos = MonotonicClock.nanoseconds()
     private var slowConsumerTimer: TimerHandle?
 
     init(connection: Connection, server: HTTPServer, peer: String) {
@@ -42,16 +48,20 @@ final class HTTP1Session {
 
     func received(_ bytes: UnsafeRawBufferPointer) {
         guard !closing else { return }
-        var requests: [HTTP1Request] = []
+        lastInputNanos = MonotonicClock.nanoseconds()
         var failure: HTTP1ParseError?
         do {
-            try parser.parse(bytes, into: &requests)
+            try parser.parse(bytes, into: &parsed)
         } catch {
             failure = error
         }
+        var requests: [HTTP1Request] = []
+        swap(&requests, &parsed)
         for request in requests where !closing {
             handle(request)
         }
+        requests.removeAll(keepingCapacity: true)
+        swap(&requests, &parsed)
         if let failure, !closing {
             server.logger.debug("refused an HTTP/1.1 request", ["peer": peer, "status": "\(failure.status)", "reason": failure.message])
             let exchange = add(isHead: false, isHTTP10: false, close: true)
@@ -152,16 +162,20 @@ final class HTTP1Session {
         scheduleIdle()
     }
 
+    /// Arms the idle timer (when it is not armed) for `idleTimeout` after the last input; when it fires early
+    /// because input came since, or a request is still being answered, it re-arms itself.
     private func scheduleIdle() {
-        if let timer = idleTimer { connection.eventLoop.cancelTimer(timer) }
-        idleTimer = nil
+        guard idleTimer == nil else { return }
         let timeout = server.rpc.configuration.idleTimeout
         guard timeout > .zero else { return }
-        idleTimer = connection.eventLoop.scheduleTimer(after: timeout) { [unowned self] in
+        let timeoutNanos = timeout.inNanoseconds
+        let remaining = max(Int64(1_000_000), lastInputNanos + timeoutNanos - MonotonicClock.nanoseconds())
+        idleTimer = connection.eventLoop.scheduleTimer(afterNanoseconds: remaining) { [unowned self] in
             idleTimer = nil
             guard !closing else { return }
             // Not idle while a request is being answered (a stream may send for hours without reading).
-            guard exchanges.isEmpty else {
+            if !exchanges.isEmpty { lastInputNanos = MonotonicClock.nanoseconds() }
+            guard MonotonicClock.nanoseconds() - lastInputNanos >= timeoutNanos else {
                 scheduleIdle()
                 return
             }

@@ -175,6 +175,28 @@ struct HTTPServerTests {
         await running.server.shutdownNow()
     }
 
+    @Test("a keep-alive connection in use stays open past the idle timeout; left alone, it closes")
+    func idleTimeout() async throws {
+        let idle = Duration.milliseconds(400)
+        let running = try Running(configure: { $0.idleTimeout = idle })
+        let client = try RawClient(port: running.server.port)
+        let start = ContinuousClock.now
+        var lastSend = start
+        var longestGap = Duration.zero
+        while ContinuousClock.now - start < idle * 3 {
+            client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            longestGap = max(longestGap, ContinuousClock.now - lastSend)
+            lastSend = ContinuousClock.now
+            guard Self.read(1, from: client).map(\.status) == [200] else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Requests every 50 ms for three idle timeouts were all answered, unless the machine held one gap between
+        // them past the timeout (then closing was right).
+        #expect(ContinuousClock.now - start >= idle * 3 || longestGap >= idle)
+        #expect(client.readSome().isEmpty)
+        await running.server.shutdownNow()
+    }
+
     @Test("native and HTTP connections share the port, each counted by what it speaks")
     func sharedPort() async throws {
         let running = try Running()
