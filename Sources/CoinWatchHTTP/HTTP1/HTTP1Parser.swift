@@ -320,21 +320,26 @@ struct HTTP1Parser {
     private mutating func headersComplete() throws(HTTP1ParseError) -> HTTP1Request? {
         // One pass over the fields: this runs for every request.
         var hosts = 0
-        var lengths: [String] = []
-        var codings: [String] = []
+        var firstLength: String?
+        var lengthsDiffer = false
+        var hasCoding = false
         for (name, value) in headers {
             switch name {
             case "host": hosts += 1
-            case "content-length": lengths.append(value)
-            case "transfer-encoding": codings.append(value)
+            case "content-length":
+                if let firstLength { lengthsDiffer = lengthsDiffer || value != firstLength } else { firstLength = value }
+            case "transfer-encoding": hasCoding = true
             default: break
             }
         }
+        let fields = headers
+        let values = { (name: String) in fields.filter { $0.name == name }.map(\.value) }
         if minorVersion == 1 && hosts != 1 {
             throw .bad(hosts == 0 ? "an HTTP/1.1 request needs a Host field" : "more than one Host field")
         }
-        if !codings.isEmpty {
-            guard lengths.isEmpty else { throw .bad("both Content-Length and Transfer-Encoding are set") }
+        if hasCoding {
+            let codings = values("transfer-encoding")
+            guard firstLength == nil else { throw .bad("both Content-Length and Transfer-Encoding are set") }
             let all = codings.flatMap { $0.lowercased().split(separator: ",").map { $0.trimmingSpaces } }
             guard all == ["chunked"] else {
                 throw HTTP1ParseError(status: 501, message: "transfer coding '\(codings.joined(separator: ", "))' is not supported (only chunked)")
@@ -343,10 +348,10 @@ struct HTTP1Parser {
             awaitsContinue = expectsContinue
             return nil
         }
-        guard let first = lengths.first else { return finish() }
-        guard lengths.allSatisfy({ $0 == first }), !first.isEmpty, first.utf8.count <= 12,
+        guard let first = firstLength else { return finish() }
+        guard !lengthsDiffer, !first.isEmpty, first.utf8.count <= 12,
               first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first) else {
-            throw .bad("Content-Length '\(lengths.joined(separator: ", "))' is not one decimal number")
+            throw .bad("Content-Length '\(values("content-length").joined(separator: ", "))' is not one decimal number")
         }
         guard length <= limits.maxBodyBytes else {
             throw HTTP1ParseError(status: 413, message: "the body (\(length) bytes) is larger than \(limits.maxBodyBytes) bytes")
