@@ -50,8 +50,14 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         Self.appendField("content-length", String(body.count), to: &head)
         if closeAfter { Self.appendField("connection", "close", to: &head) }
         head += [13, 10]
-        write(head)
-        if !isHead && !body.isEmpty { write(body) }
+        // One write for a small answer (a unary call's, usually): one piece of output, not two.
+        if !isHead && !body.isEmpty && body.count <= 4096 {
+            head += body
+            write(head)
+        } else {
+            write(head)
+            if !isHead && !body.isEmpty { write(body) }
+        }
         complete()
     }
 
