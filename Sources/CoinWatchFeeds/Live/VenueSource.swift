@@ -220,11 +220,15 @@ final class VenueSource: FeedTransportDelegate {
     private var readEvents: [ReadEvent] = []
 
     func transport(_ transport: any FeedTransport, received bytes: UnsafeRawBufferPointer) {
-        guard transport === self.transport, var client else { return }
+        // The client and the events array are moved out while they are mutated, not copied: a copy would leave
+        // `self` holding the same buffers, and every append would copy them whole (copy-on-write) — a message
+        // being assembled once per read, so a 1 MiB message held twice.
+        guard transport === self.transport, var client = self.client.take() else { return }
         lastActivityNanos = now
         pingOutstanding = false
         var failure: WebSocketError?
-        var events = readEvents
+        var events: [ReadEvent] = []
+        swap(&events, &readEvents)
         events.removeAll(keepingCapacity: true)
         do {
             try client.receive(bytes) { event in
@@ -504,7 +508,7 @@ final class VenueSource: FeedTransportDelegate {
     // MARK: Helpers
 
     private func flush() {
-        guard var client, client.hasOutput else { return }
+        guard client?.hasOutput == true, var client = self.client.take() else { return }
         let bytes = client.takeOutput()
         self.client = client
         transport?.send(bytes)
