@@ -63,12 +63,12 @@ struct ClusterDaemonTests {
         let streams = clients[1...].map { Self.follow($0, "CWX") }
         defer { streams.forEach { $0.1.cancel() } }
         _ = try await clients[0].publish([Self.tick("CWX", 1)])
-        let first = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.contains("1") } }
+        let first = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.contains("1") } }
         #expect(first)
         for price in Int64(2)...100 {
             _ = try await clients[0].publish([Self.tick("CWX", price)])
         }
-        let last = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.last == "100" } }
+        let last = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { streams.allSatisfy { $0.0.prices.last == "100" } }
         #expect(last)
         for (updates, _) in streams {
             let prices = updates.prices.compactMap { Int($0) }
@@ -95,10 +95,10 @@ struct ClusterDaemonTests {
         defer { clients.forEach { $0.close() } }
         let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
         #expect(saved.version == 1)
-        let readable = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == 1 }
+        let readable = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == 1 }
         #expect(readable)
         for version in UInt64(1)...5 {
-            let known = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == version }
+            let known = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == version }
             #expect(known)
             async let left = Self.outcome(clients[0], "BTC", expecting: version)
             async let right = Self.outcome(clients[1], "ETH", expecting: version)
@@ -168,13 +168,13 @@ struct ClusterDaemonTests {
         var nodes: [ServerProcess] = []
         for name in ["a", "b", "c"] { nodes.append(try await Self.startNode(nats, name)) }
         let clients = nodes.map(Self.client)
-        let settled = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(nodes) }
+        let settled = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(nodes) }
         #expect(settled, "\(nodes.map(Self.shards))")
         for (index, device) in devices.enumerated() {
             _ = try await clients[index % 3].setRule(device: device, symbol: symbol, below: nil, above: ExactDecimal(Int64(100)))
         }
         _ = try await clients[0].publish([Self.tick(symbol, 50)])
-        let ready = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        let ready = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             for client in clients {
                 guard (try? await client.prices(symbols: [symbol]).first?.price) == V1.Decimal(ExactDecimal(Int64(50)))
                 else { return false }
@@ -209,12 +209,12 @@ struct ClusterDaemonTests {
         let (counts, tasks) = Self.followAlerts(clients, devices)
         defer { tasks.forEach { $0.cancel() } }
         _ = try await clients[1].publish([Self.tick("CWA", 150)])
-        let fired = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let fired = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
         }
         #expect(fired, "\(counts.value.withLock { $0 })")
         // A duplicate would come from another node evaluating the same tick at about the same time: watch a while.
-        let duplicated = await Polling.eventually(timeout: .seconds(3), interval: .milliseconds(50)) {
+        let duplicated = await eventually(timeout: .seconds(3), interval: .milliseconds(50)) {
             counts.value.withLock { counts in devices.contains { counts[$0, default: 0] > 1 } }
         }
         #expect(!duplicated, "\(counts.value.withLock { $0 })")
@@ -233,12 +233,12 @@ struct ClusterDaemonTests {
         _ = try await clients[1].publish([Self.tick("CWF", 150)])
         // Every device's alert arrives: those of c's shards once a or b took them over (documented window:
         // about lease TTL + a heartbeat; 2 s + 0.7 s here), fired from what they held back.
-        let fired = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let fired = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             counts.value.withLock { counts in devices.allSatisfy { counts[$0, default: 0] >= 1 } }
         }
         #expect(fired, "\(counts.value.withLock { $0 })")
         let survivors = Array(nodes[..<2])
-        let tookOver = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(survivors) }
+        let tookOver = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(survivors) }
         #expect(tookOver, "\(survivors.map(Self.shards))")
         // At most the documented duplicate: one extra delivery of a crossing inside the window.
         #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
@@ -260,11 +260,11 @@ struct ClusterDaemonTests {
         #expect(try await client.healthCheck().cluster?.nodeID == "a")
         // Node a dies: the next call connects to b, where the save is readable.
         a.crash()
-        let moved = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        let moved = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             (try? await client.healthCheck(timeout: .seconds(5)).cluster?.nodeID) == "b"
         }
         #expect(moved)
-        let read = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await client.settings(device: "roamer").version) == saved.version }
+        let read = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await client.settings(device: "roamer").version) == saved.version }
         #expect(read)
     }
 
@@ -272,7 +272,7 @@ struct ClusterDaemonTests {
     /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried.
     static func saveRetrying(_ client: CoinWatchClient, _ device: String, _ price: Int64) async -> V1.Settings? {
         var saved: V1.Settings?
-        _ = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
+        _ = await eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
             saved = try? await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(price), above: nil)
             return saved != nil
         }
@@ -306,7 +306,7 @@ struct ClusterDaemonTests {
         }
         #expect(acknowledged.count == 20 && acknowledged.values.allSatisfy { $0 == 1 }, "\(acknowledged)")
         _ = try? await clients[0].publish([Self.tick("CWR", 7)])
-        let priced = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let priced = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             (try? await clients[1].prices(symbols: ["CWR"]).first?.price) == V1.Decimal(ExactDecimal(Int64(7)))
         }
         #expect(priced)
@@ -314,7 +314,7 @@ struct ClusterDaemonTests {
         try await nats.servers[0].start()
         let second = await Self.saveRetrying(clients[1], "r3-0", 100)
         #expect(second?.version == 2)
-        let everywhere = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let everywhere = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             for client in clients {
                 for (device, version) in acknowledged {
                     guard let stored = try? await client.settings(device: device).version, stored >= version else {
@@ -346,22 +346,22 @@ struct ClusterDaemonTests {
             }
             return result
         }
-        let one = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) { await runners()?.filter { $0 }.count == 1 }
+        let one = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) { await runners()?.filter { $0 }.count == 1 }
         #expect(one)
         let runner = try #require(await runners()?.firstIndex(of: true))
         let other = 1 - runner
         // The feed's ticks reach the node that does not run it.
-        let flowing = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let flowing = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             (try? await clients[other].prices().isEmpty) == false
         }
         #expect(flowing)
         nodes[runner].crash()
-        let movedOver = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let movedOver = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             (try? await clients[other].healthCheck(timeout: .seconds(5)).cluster?.runsFeed) == true
         }
         #expect(movedOver)
         let before = try await clients[other].prices().map(\.timeMs).max() ?? 0
-        let fresh = await Polling.eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+        let fresh = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             ((try? await clients[other].prices().map(\.timeMs).max()) ?? 0) > before
         }
         #expect(fresh)

@@ -10,10 +10,6 @@ import Testing
 /// exchanges with `--feed-url`, prices on StreamPrices and each source in Health/Check.
 @Suite("coinwatchd with live venues", .timeLimit(.minutes(3)))
 struct LiveFeedDaemonTests {
-    static func eventually(_ condition: () async -> Bool) async -> Bool {
-        await Polling.eventually(condition)
-    }
-
     @Test("three venues: StreamPrices carries their median with its source count, health shows each")
     func threeVenues() async throws {
         let exchanges = try ["binance", "coinbase", "kraken"].map { try FakeExchange(venue: $0) }
@@ -23,7 +19,7 @@ struct LiveFeedDaemonTests {
         ])
         defer { server.stop() }
         for exchange in exchanges {
-            #expect(await Self.eventually { !exchange.messages.isEmpty }, "\(exchange.venue) subscribed")
+            #expect(await eventually { !exchange.messages.isEmpty }, "\(exchange.venue) subscribed")
         }
         let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
         defer { client.close() }
@@ -73,11 +69,11 @@ struct LiveFeedDaemonTests {
             "--feed", "kraken", "--feed-url", url, "--symbols", "BTC", "--ca-file", pki.caFile,
         ])
         defer { server.stop() }
-        #expect(await Self.eventually { exchange.messages.count == 1 }, "\(server.log)")
+        #expect(await eventually { exchange.messages.count == 1 }, "\(server.log)")
         let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
         defer { client.close() }
         exchange.trade("BTC", "64250.000001")
-        #expect(await Self.eventually {
+        #expect(await eventually {
             (try? await client.prices(symbols: ["BTC"]))?.first?.price == V1.Decimal(mantissa: 64_250_000_001, scale: 6)
         })
         let health = try await client.healthCheck()
@@ -89,7 +85,7 @@ struct LiveFeedDaemonTests {
         defer { strict.stop() }
         let strictClient = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: strict.port))
         defer { strictClient.close() }
-        #expect(await Self.eventually {
+        #expect(await eventually {
             (try? await strictClient.healthCheck())?.feeds.first?.lastError.contains("certificate") == true
         })
         #expect(try await strictClient.healthCheck().feeds.first?.connected == false)
@@ -105,9 +101,9 @@ struct LiveFeedDaemonTests {
             "--log-level", "debug",
         ])
         defer { server.stop() }
-        #expect(await Self.eventually { exchange.messages.count == 2 })
+        #expect(await eventually { exchange.messages.count == 2 })
         exchange.send(["cmd": "drop"])
-        #expect(await Self.eventually { exchange.messages.count == 4 && server.log.contains("reconnecting") })
+        #expect(await eventually { exchange.messages.count == 4 && server.log.contains("reconnecting") })
         #expect(exchange.paths == ["/ws?token=\(secret)", "/ws?token=\(secret)"])
         #expect(!server.log.contains(secret), "\(server.log)")
         #expect(server.log.contains("finnhub"))
@@ -124,7 +120,7 @@ struct LiveFeedDaemonTests {
             "--listen", "127.0.0.1:0", "--data", data.path + "/store", "--feed", "finnhub",
             "--feed-url", "finnhub=\(exchange.url(path: "/ws"))",
         ], environment: environment)
-        #expect(await Self.eventually { exchange.paths == ["/ws?token=from-the-environment"] }, "\(child.stderr)")
+        #expect(await eventually { exchange.paths == ["/ws?token=from-the-environment"] }, "\(child.stderr)")
         child.signal(SIGTERM)
         #expect(child.wait(timeout: .seconds(30)) == 0)
         #expect(!child.stderr.contains("from-the-environment"))

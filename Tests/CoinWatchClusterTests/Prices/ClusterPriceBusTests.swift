@@ -60,14 +60,14 @@ struct ClusterPriceBusTests {
             #expect(nodes[0].hub.publish([Self.tick(price)]) == 1)
         }
         let expected = (1...200).map { "\($0)" }
-        let arrived = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.prices.count >= 200 } }
+        let arrived = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.prices.count >= 200 } }
         #expect(arrived)
         for (index, node) in nodes.enumerated() {
             #expect(node.prices == expected, "node \(index)")
         }
         // Then from node 2: the same, appended after.
         #expect(nodes[2].hub.publish((201...250).map { Self.tick($0) }) == 50)
-        let more = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.prices.count >= 250 } }
+        let more = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.prices.count >= 250 } }
         #expect(more)
         for (index, node) in nodes.enumerated() {
             #expect(node.prices == (1...250).map { "\($0)" }, "node \(index)")
@@ -82,11 +82,11 @@ struct ClusterPriceBusTests {
         let first = try await onOwnThread { try Node(urls) }
         defer { first.stop() }
         first.hub.publish([Self.tick(10, "BTC"), Self.tick(20, "ETH"), Self.tick(11, "BTC")])
-        let arrived = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { first.prices.count == 3 }
+        let arrived = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { first.prices.count == 3 }
         #expect(arrived)
         // The bucket write follows the publish on the same thread: wait until it is readable.
         let bucket = try await onOwnThread { try first.jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket)) }
-        let stored = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await onOwnThread { try bucket.entries().count }) == 2 }
+        let stored = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await onOwnThread { try bucket.entries().count }) == 2 }
         #expect(stored)
         let late = try await onOwnThread { try Node(urls) }
         defer { late.stop() }

@@ -59,17 +59,17 @@ struct ClusterSettingsTests {
         defer { nodes.forEach { $0.stop() } }
         let saved = try await nodes[0].store.save(Self.save("phone-1", "BTC", above: 100))
         #expect(saved.version == 1)
-        let everywhere = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-1") == 1 } }
+        let everywhere = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-1") == 1 } }
         #expect(everywhere)
         // A save on another node builds on the replicated version.
         let second = try await nodes[2].store.save(Self.save("phone-1", "ETH", above: 5, expecting: 1))
         #expect(second.version == 2)
         #expect(second.rules.keys.sorted() == ["BTC", "ETH"])
-        let caughtUp = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-1") == 2 } }
+        let caughtUp = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-1") == 2 } }
         #expect(caughtUp)
         // A delete is replicated too.
         #expect(try await nodes[1].store.delete(V1.DeleteSettingsRequest(deviceID: "phone-1")))
-        let deleted = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        let deleted = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             nodes.allSatisfy { $0.store.settings(for: try! DeviceID(validating: "phone-1")) == nil }
         }
         #expect(deleted)
@@ -84,7 +84,7 @@ struct ClusterSettingsTests {
         for round in 1...10 {
             let version = UInt64(round)
             // Both nodes know `version` before they race.
-            let known = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-2") == version } }
+            let known = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { nodes.allSatisfy { $0.version("phone-2") == version } }
             #expect(known, "round \(round)")
             async let first = Self.outcome(nodes[0].store, Self.save("phone-2", "BTC", above: Int64(round) * 10, expecting: version))
             async let second = Self.outcome(nodes[1].store, Self.save("phone-2", "ETH", above: Int64(round) * 10, expecting: version))
@@ -98,7 +98,7 @@ struct ClusterSettingsTests {
         async let second = Self.outcome(nodes[1].store, Self.save("phone-2", "ADA", above: 7))
         let outcomes = await [first, second]
         #expect(outcomes == [nil, nil])
-        let merged = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        let merged = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
             nodes.allSatisfy { node in
                 let rules = node.store.settings(for: try! DeviceID(validating: "phone-2"))?.rules.keys.sorted() ?? []
                 return rules.contains("SOL") && rules.contains("ADA")
@@ -119,7 +119,7 @@ struct ClusterSettingsTests {
         _ = try await first.store.save(Self.save("phone-0", "ETH", above: 1))
         let late = try await onOwnThread { try Node(urls) }
         defer { late.stop() }
-        let caughtUp = await Polling.eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (0..<50).allSatisfy { late.version("phone-\($0)") >= 1 } && late.version("phone-0") == 2 }
+        let caughtUp = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (0..<50).allSatisfy { late.version("phone-\($0)") >= 1 } && late.version("phone-0") == 2 }
         #expect(caughtUp)
     }
 

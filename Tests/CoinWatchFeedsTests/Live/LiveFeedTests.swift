@@ -69,7 +69,7 @@ struct LiveFeedTests {
     }
 
     static func subscribed(_ exchange: FakeExchange, count: Int = 1) async -> Bool {
-        await F.eventually { exchange.messages.count >= count }
+        await eventually { exchange.messages.count >= count }
     }
 
     @Test(arguments: ["binance", "coinbase", "kraken", "finnhub"], [false, true])
@@ -91,7 +91,7 @@ struct LiveFeedTests {
         if venue == "finnhub" { #expect(exchange.paths == ["/ws?token=test-token"]) }
         exchange.trade("BTC", "64250.12345678")
         exchange.trade("ETH", "0.000000000000000001")
-        #expect(await F.eventually { rig.price("ETH") != nil && rig.price("BTC") != nil })
+        #expect(await eventually { rig.price("ETH") != nil && rig.price("BTC") != nil })
         #expect(rig.price("BTC")?.price == F.price("64250.12345678"))
         #expect(rig.price("ETH")?.price == F.price("0.000000000000000001"))
         #expect(rig.price("BTC")?.sources == 1)
@@ -111,14 +111,14 @@ struct LiveFeedTests {
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange))
         exchange.trade("BTC", "64250.00000001")
-        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64250.00000001") })
+        #expect(await eventually { rig.price("BTC")?.price == F.price("64250.00000001") })
         #expect(rig.stats("coinbase")?.isConnected == true)
         #expect(rig.stats("coinbase")?.lastError.isEmpty == true)
         // A drop over TLS reconnects (a new handshake) and resubscribes like one over TCP.
         exchange.send(["cmd": "drop"])
-        #expect(await F.eventually { exchange.connections == 2 && exchange.messages.count == 2 })
+        #expect(await eventually { exchange.connections == 2 && exchange.messages.count == 2 })
         exchange.trade("BTC", "64251")
-        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64251") })
+        #expect(await eventually { rig.price("BTC")?.price == F.price("64251") })
     }
 
     @Test func certificatesThatDoNotVerifyAreRefusedAndOtherSourcesGoOn() async throws {
@@ -138,7 +138,7 @@ struct LiveFeedTests {
             caFile: pki.caFile)
         defer { rig.stop() }
         let refused = ["binance": "mismatch", "kraken": "certificate has expired", "finnhub": "certificate was refused"]
-        #expect(await F.eventually {
+        #expect(await eventually {
             refused.allSatisfy { venue, text in rig.stats(venue)?.lastError.contains(text) == true }
         }, "\(refused.keys.map { "\($0): \(rig.stats($0)?.lastError ?? "-")" })")
         for (venue, _) in refused {
@@ -153,7 +153,7 @@ struct LiveFeedTests {
         #expect(wrongHost.messages.isEmpty && expired.messages.isEmpty && untrusted.messages.isEmpty)
         #expect(await Self.subscribed(healthy))
         healthy.trade("BTC", "64000.5")
-        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64000.5") && rig.price("BTC")?.sources == 1 })
+        #expect(await eventually { rig.price("BTC")?.price == F.price("64000.5") && rig.price("BTC")?.sources == 1 })
     }
 
     @Test func aCAFileThatIsNotPEMIsRefusedAtSetUp() throws {
@@ -179,11 +179,11 @@ struct LiveFeedTests {
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange))
         exchange.send(["cmd": "drop"])
-        #expect(await F.eventually { exchange.messages.count == 2 && exchange.connections == 2 })
+        #expect(await eventually { exchange.messages.count == 2 && exchange.connections == 2 })
         #expect(Set(exchange.messages).count == 1)
-        #expect(await F.eventually { rig.stats("binance")?.reconnects == 1 && rig.stats("binance")?.isConnected == true })
+        #expect(await eventually { rig.stats("binance")?.reconnects == 1 && rig.stats("binance")?.isConnected == true })
         exchange.trade("BTC", "1.5")
-        #expect(await F.eventually { rig.price("BTC")?.price == F.price("1.5") })
+        #expect(await eventually { rig.price("BTC")?.price == F.price("1.5") })
     }
 
     @Test func aSilentVenueGoesStaleAndComesBack() async throws {
@@ -192,14 +192,14 @@ struct LiveFeedTests {
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange))
         exchange.trade("BTC", "64000")
-        #expect(await F.eventually { rig.price("BTC")?.price == F.price("64000") })
+        #expect(await eventually { rig.price("BTC")?.price == F.price("64000") })
         exchange.send(["cmd": "silence"])
         // No trade within the max age: stale; no message within the deadline: a new connection.
-        #expect(await F.eventually { rig.price("BTC")?.isStale == true })
-        #expect(await F.eventually { exchange.connections >= 2 })
+        #expect(await eventually { rig.price("BTC")?.isStale == true })
+        #expect(await eventually { exchange.connections >= 2 })
         #expect(rig.stats("binance") == nil)
         exchange.send(["cmd": "resume"])
-        #expect(await F.eventually { rig.stats("kraken")?.isConnected == true && exchange.messages.count >= 2 })
+        #expect(await eventually { rig.stats("kraken")?.isConnected == true && exchange.messages.count >= 2 })
         // The trade is sent again while the test waits: with a max age of 1 s, a price the test reads late on a busy
         // machine may be stale already, however fast it arrived.
         #expect(await Self.resending({ exchange.trade("BTC", "64001") }) {
@@ -217,7 +217,7 @@ struct LiveFeedTests {
         #expect(await Self.subscribed(healthy))
         func healthyTrade(_ price: String) async -> Bool {
             healthy.trade("BTC", price)
-            return await F.eventually {
+            return await eventually {
                 rig.stats("coinbase")?.prices ?? 0 > 0 && rig.hub.latestPrice(of: F.symbol("BTC")) != nil
                     && healthy.done("trade") > 0
             }
@@ -230,7 +230,7 @@ struct LiveFeedTests {
         faulty.send(["cmd": "gap", "symbol": "BTC", "skip": 3])
         faulty.trade("BTC", "101")
         faulty.send(["cmd": "duplicate", "symbol": "BTC"])
-        #expect(await F.eventually {
+        #expect(await eventually {
             let stats = rig.stats("binance")
             return stats?.malformed == 1 && stats?.unknown == 1 && stats?.gaps == 1 && stats?.duplicates == 1
         })
@@ -245,7 +245,7 @@ struct LiveFeedTests {
             faulty.send(payload)
             connections += 1
             let expected = connections
-            #expect(await F.eventually { faulty.connections == expected && faulty.messages.count == expected },
+            #expect(await eventually { faulty.connections == expected && faulty.messages.count == expected },
                     "\(command)")
             #expect(await healthyTrade("9\(connections)"), "\(command)")
         }
@@ -260,7 +260,7 @@ struct LiveFeedTests {
         let limited = try FakeExchange(venue: "kraken", options: ["--reject", "429"])
         let rig = try Rig("binance,kraken", exchanges: [forged, limited])
         defer { rig.stop() }
-        #expect(await F.eventually {
+        #expect(await eventually {
             rig.stats("binance")?.lastError.contains("Sec-WebSocket-Accept") == true
                 && rig.stats("kraken")?.rateLimits ?? 0 >= 1
         })

@@ -131,7 +131,7 @@ struct ReplayFeedTests {
         options.restampTimes = false
         let feed = try ReplayFeed(publishingTo: hub, recording: recording, options: options)
         feed.start()
-        #expect(await F.eventually { feed.completedPasses >= 3 })
+        #expect(await eventually { feed.completedPasses >= 3 })
         #expect(!feed.waitUntilFinished(timeout: .milliseconds(1)))
         feed.stop()
         #expect(feed.waitUntilFinished(timeout: .seconds(1)))
@@ -146,7 +146,7 @@ struct ReplayFeedTests {
         let recording = ReplayRecording(parsing: "timestamp,symbol,price\n0,BTC,1\n3600000,BTC,2\n")
         let feed = try ReplayFeed(publishingTo: hub, recording: recording)
         feed.start()
-        #expect(Polling.eventuallySync { hub.latestPrice(of: F.symbol("BTC")) != nil })
+        #expect(eventuallySync { hub.latestPrice(of: F.symbol("BTC")) != nil })
         feed.stop()
         #expect(feed.waitUntilFinished(timeout: .seconds(1)))
         #expect(hub.latestPrice(of: F.symbol("BTC"))?.price == F.price("1"))

@@ -1,4 +1,5 @@
 import CoinWatchModel
+import CoinWatchTestSupport
 import Testing
 import CoinWatchService
 @testable import CoinWatchFeeds
@@ -46,7 +47,7 @@ struct SimulatedFeedTests {
         let feed = try SimulatedFeed(publishingTo: hub, configuration: SimulatedFeed.Configuration(seed: 9, ticksPerSecond: 200))
         feed.start()
         feed.start()
-        #expect(await F.eventually { hub.knownSymbols.count == 8 && feed.publishedTicks >= 80 })
+        #expect(await eventually { hub.knownSymbols.count == 8 && feed.publishedTicks >= 80 })
         feed.stop()
         feed.stop()
         let published = feed.publishedTicks

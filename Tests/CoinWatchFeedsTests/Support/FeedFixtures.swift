@@ -15,8 +15,4 @@ enum PriceFixtures {
     static func tick(_ symbol: String, _ price: String, timeMs: Int64 = 1_700_000_000_000) -> PriceTick {
         PriceTick(symbol: Self.symbol(symbol), price: Self.price(price), timeMs: timeMs)
     }
-
-    static func eventually(timeout: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
-        await Polling.eventually(timeout: timeout, condition)
-    }
 }

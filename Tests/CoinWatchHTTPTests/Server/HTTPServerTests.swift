@@ -131,7 +131,7 @@ struct HTTPServerTests {
         #expect(Self.read(1, from: second).isEmpty, "a second connection from the peer is refused")
         second.close()
         first.close()
-        #expect(await Polling.eventually { admission.open.load(ordering: .relaxed) == 0 })
+        #expect(await eventually { admission.open.load(ordering: .relaxed) == 0 })
         let third = try RawClient(port: running.server.port)
         third.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(Self.read(1, from: third).map(\.status) == [200])

@@ -1,6 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
 
@@ -82,7 +83,7 @@ struct AlertMultiDeviceTests {
             #expect(await harness.waitForSubscribers(Self.devices + 1))
             let fired = harness.stats.alertsFired
             #expect(fired == expected.count)
-            #expect(await PriceFixtures.eventually(timeout: .seconds(60)) {
+            #expect(await eventually(timeout: .seconds(60)) {
                 recorders.reduce(0) { $0 + $1.count } >= fired
             })
 

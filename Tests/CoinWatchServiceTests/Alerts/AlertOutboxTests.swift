@@ -2,6 +2,7 @@ import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchStore
+import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
 
@@ -25,7 +26,7 @@ struct AlertOutboxTests {
             let eth = try #require(try harness.outbox().first { $0.symbol == "ETH" })
             // The next BTC alert must carry a later millisecond than ETH's, so "oldest first" is observable and
             // differs from key (symbol) order.
-            #expect(await PriceFixtures.eventually { wallClockMs() > eth.timeMs })
+            #expect(await eventually { wallClockMs() > eth.timeMs })
 
             harness.publish("BTC", "4970")  // back through the 0.5 % band (≤ 4975): re-armed
             harness.publish("BTC", "5020")
@@ -105,7 +106,7 @@ struct AlertOutboxTests {
             harness.publish("BTC", "5012.3")
             #expect(await harness.waitForOutbox { $0.count == 1 })
             let pending = try #require(try harness.outbox().first)
-            #expect(await PriceFixtures.eventually { wallClockMs() > pending.timeMs + 1 })
+            #expect(await eventually { wallClockMs() > pending.timeMs + 1 })
 
             let client = try await harness.connect()
             let recorder = AlertRecorder(client: client, device: device)

@@ -1,6 +1,7 @@
 import CoinWatchAlertEngine
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchTestSupport
 import Testing
 import CoinWatchStore
 @testable import CoinWatchService
@@ -10,7 +11,7 @@ import CoinWatchStore
 @Suite(.timeLimit(.minutes(2)))
 struct AlertRoundTests {
     static func waitForTicks(_ harness: AlertServiceHarness, _ count: Int) async -> Bool {
-        await PriceFixtures.eventually { harness.stats.ticksEvaluated == count }
+        await eventually { harness.stats.ticksEvaluated == count }
     }
 
     /// An alert from two hours ago, past the default one-hour expiry.
@@ -34,7 +35,7 @@ struct AlertRoundTests {
             harness.publish("BTC", "5012.3")
             let client = try await harness.connect()
             let recorder = AlertRecorder(client: client, device: device)
-            #expect(await PriceFixtures.eventually { worker.queuedJobs == 2 })  // the tick, then the subscription
+            #expect(await eventually { worker.queuedJobs == 2 })  // the tick, then the subscription
             worker.resume()
 
             #expect(await recorder.waitForCount(1))
@@ -57,7 +58,7 @@ struct AlertRoundTests {
             harness.publish("BTC", "5012.3")  // replaces the stale entry
             let client = try await harness.connect()
             let recorder = AlertRecorder(client: client, device: device.rawValue)  // finds the stale entry expired
-            #expect(await PriceFixtures.eventually { worker.queuedJobs == 2 })
+            #expect(await eventually { worker.queuedJobs == 2 })
             worker.resume()
 
             #expect(await recorder.waitForCount(1))

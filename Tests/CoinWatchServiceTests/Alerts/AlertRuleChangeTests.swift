@@ -2,6 +2,7 @@ import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchStore
+import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
 
@@ -44,7 +45,7 @@ struct AlertRuleChangeTests {
             // Deleted settings fire nothing, and leave no arm state behind.
             let deleted = try await client.unary(V1.CoinWatch.deleteSettings, V1.DeleteSettingsRequest(deviceID: device))
             #expect(deleted.existed)
-            #expect(await PriceFixtures.eventually { (try? Self.storedStates(harness.database, device: device)) == 0 })
+            #expect(await eventually { (try? Self.storedStates(harness.database, device: device)) == 0 })
             harness.publish("BTC", "4900")
             harness.publish("BTC", "5100")
 

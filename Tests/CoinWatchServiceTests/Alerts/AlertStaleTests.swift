@@ -1,5 +1,6 @@
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
 
@@ -9,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct AlertStaleTests {
     static func waitForTicks(_ harness: AlertServiceHarness, _ count: Int) async -> Bool {
-        await PriceFixtures.eventually { harness.stats.ticksEvaluated == count }
+        await eventually { harness.stats.ticksEvaluated == count }
     }
 
     @Test func aCrossingAcrossAStalePeriodDoesNotFire() async throws {

@@ -1,6 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Foundation
 import Testing
 @testable import CoinWatchService
@@ -71,7 +72,7 @@ struct AlertStreamEndToEndTests {
 
             // Written to a stream, they left the outbox.
             #expect(await harness.waitForOutbox { $0.isEmpty })
-            #expect(await PriceFixtures.eventually { harness.stats.alertsDelivered == 2 })
+            #expect(await eventually { harness.stats.alertsDelivered == 2 })
             recorder.cancel()
             #expect(await harness.waitForSubscribers(0))
         }

@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import Dispatch
 import Testing
 @testable import CoinWatchService
@@ -14,26 +15,26 @@ struct AlertWorkerWakeTests {
                     harness.publish("T\(thread)", "\(1000 + step)")
                 }
             }
-            #expect(await PriceFixtures.eventually { harness.stats.ticksEvaluated == threads * perThread })
+            #expect(await eventually { harness.stats.ticksEvaluated == threads * perThread })
         }
     }
 
     @Test func jobsQueuedWhilePausedAreEvaluatedOnResume() async throws {
         try await withAlertService { harness in
             harness.publish("BTC", "100")
-            #expect(await PriceFixtures.eventually { harness.stats.ticksEvaluated == 1 })
+            #expect(await eventually { harness.stats.ticksEvaluated == 1 })
             let worker = harness.service.alerts.worker
             worker.pause()
             for step in 1...10 {
                 harness.publish("BTC", "\(100 + step)")
             }
-            #expect(await PriceFixtures.eventually { worker.queuedJobs == 10 })
+            #expect(await eventually { worker.queuedJobs == 10 })
             #expect(harness.stats.ticksEvaluated == 1)
             worker.resume()
-            #expect(await PriceFixtures.eventually { harness.stats.ticksEvaluated == 11 })
+            #expect(await eventually { harness.stats.ticksEvaluated == 11 })
             // And the thread still wakes for work queued after the resume.
             harness.publish("BTC", "200")
-            #expect(await PriceFixtures.eventually { harness.stats.ticksEvaluated == 12 })
+            #expect(await eventually { harness.stats.ticksEvaluated == 12 })
         }
     }
 }

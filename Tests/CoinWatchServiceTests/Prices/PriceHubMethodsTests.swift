@@ -2,6 +2,7 @@ import CoinWatchCore
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchService
@@ -26,7 +27,7 @@ struct PriceHubMethodsTests {
             clients.append(client)
             recorders.append(UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"])))
         }
-        #expect(await F.eventually { harness.hub.subscriberCount == 4 })
+        #expect(await eventually { harness.hub.subscriberCount == 4 })
         for step in 1...50 {
             let request = Self.publishRequest([("BTC", "\(60000 + step)"), ("ETH", "\(3000 + step)")])
             let response = try await clients[0].unary(V1.CoinWatch.publishPrices, request)
@@ -34,7 +35,7 @@ struct PriceHubMethodsTests {
         }
         let expected = (1...50).flatMap { [F.price("\(60000 + $0)"), F.price("\(3000 + $0)")] }
         for recorder in recorders {
-            #expect(await F.eventually { recorder.updates.count >= 100 })
+            #expect(await eventually { recorder.updates.count >= 100 })
             #expect(recorder.updates.compactMap { F.exact($0.price) } == expected)
             #expect(recorder.updates.map(\.sequence) == Array(1...100))
         }
@@ -180,7 +181,7 @@ struct PriceHubMethodsTests {
             client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], minIntervalMs: 60_001))
         let tooMany = UpdateRecorder(
             client: client, request: V1.StreamPricesRequest(symbols: (0..<257).map { "S\($0)" }))
-        #expect(await F.eventually { badSymbol.ended && tooLong.ended && tooMany.ended })
+        #expect(await eventually { badSymbol.ended && tooLong.ended && tooMany.ended })
         #expect(badSymbol.error == RPCError(
             code: .invalidArgument, message: "symbols[1]: must be 2–10 characters of A-Z 0-9 (got 'b!')"))
         #expect(tooLong.error == RPCError(
@@ -197,7 +198,7 @@ struct PriceHubMethodsTests {
         let client = try await harness.connect()
         let recorder = UpdateRecorder(
             client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], minIntervalMs: 1_000))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         var published: [PriceTick] = []
         for step in 1...100 {
             let tick = F.tick("BTC", "\(64_000 + step)")

@@ -46,7 +46,7 @@ struct PriceHubPersistenceTests {
         // A stream started right after the restart gets the stored prices as its snapshot, before any tick.
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest())
-        #expect(await F.eventually { recorder.updates.count >= 2 })
+        #expect(await eventually { recorder.updates.count >= 2 })
         #expect(recorder.updates.map(\.symbol) == ["BTC", "ETH"])
         #expect(F.exact(recorder.updates[1].price) == F.price("3450.25"))
         await harness.shutdown()
@@ -60,9 +60,9 @@ struct PriceHubPersistenceTests {
         configuration.persistInterval = .milliseconds(20)
         let hub = try PriceHub(configuration: configuration, database: database)
         hub.publish([F.tick("SOL", "145.37")])
-        #expect(await F.eventually { (try? Self.storedTicks(database))?["price:SOL"] != nil })
+        #expect(await eventually { (try? Self.storedTicks(database))?["price:SOL"] != nil })
         hub.publish([F.tick("SOL", "146")])
-        #expect(await F.eventually {
+        #expect(await eventually {
             F.exact((try? Self.storedTicks(database))?["price:SOL"]?.price) == F.price("146")
         })
         hub.close()

@@ -1,6 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Dispatch
 import Synchronization
 import Testing
@@ -37,7 +38,7 @@ struct PriceHubSlowSubscriberTests {
         stalled.startStream(V1.StreamPricesRequest(symbols: Self.symbols))
         let client = try await harness.connect()
         let healthy = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["S000"]))
-        #expect(await F.eventually { harness.hub.subscriberCount == 2 })
+        #expect(await eventually { harness.hub.subscriberCount == 2 })
 
         // Publish until the stalled stream's connection is full and the hub parks it (bounded).
         var round = 0
@@ -64,10 +65,10 @@ struct PriceHubSlowSubscriberTests {
 
         // The healthy stream on its own connection is not held back.
         let lastRound = round
-        #expect(await F.eventually { F.exact(healthy.last("S000")?.price) == F.price("\(lastRound).5") })
+        #expect(await eventually { F.exact(healthy.last("S000")?.price) == F.price("\(lastRound).5") })
 
         // Past the deadline the stalled stream is ended and forgotten.
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         let after = await harness.hub.statistics()
         #expect(after.slowSubscribersEnded == 1)
         #expect(after.subscribers == 1)
@@ -100,7 +101,7 @@ struct PriceHubSlowSubscriberTests {
         })
         let stalled = try StalledSubscriber(port: harness.server.port)
         stalled.startStream(V1.StreamPricesRequest(symbols: Self.symbols))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         var round = 0
         while round < 100_000 {
             round += 1
@@ -134,7 +135,7 @@ struct PriceHubSlowSubscriberTests {
         let harness = try HubHarness()
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["S000", "S001"]))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
 
         // Hold every server loop busy while the feed publishes 10,000 batches: far more ticks than a loop's mailbox
         // keeps in order, so it conflates them.
@@ -150,7 +151,7 @@ struct PriceHubSlowSubscriberTests {
         held.release()
 
         // Once the loop runs again, the stream gets the latest values (not 10,000 of them).
-        #expect(await F.eventually {
+        #expect(await eventually {
             F.exact(recorder.last("S000")?.price) == F.price("10000.5")
                 && F.exact(recorder.last("S001")?.price) == F.price("10000.5")
         })

@@ -1,5 +1,6 @@
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchService
@@ -15,15 +16,15 @@ struct PriceHubStaleTests {
         let client = try await harness.connect()
         let plain = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
         let changes = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], onlyChanges: true))
-        #expect(await F.eventually { plain.updates.count == 1 && changes.updates.count == 1 })
+        #expect(await eventually { plain.updates.count == 1 && changes.updates.count == 1 })
 
         #expect(harness.hub.markStale([F.symbol("BTC"), F.symbol("ETH")]) == 1)
         #expect(harness.hub.markStale([F.symbol("BTC")]) == 0)
         #expect(harness.hub.latestPrice(of: F.symbol("BTC"))?.isStale == true)
-        #expect(await F.eventually { plain.updates.count == 2 && changes.updates.count == 2 })
+        #expect(await eventually { plain.updates.count == 2 && changes.updates.count == 2 })
 
         harness.hub.publish([PriceTick(symbol: F.symbol("BTC"), price: F.price("64250.5"), timeMs: 2000, sources: 2)])
-        #expect(await F.eventually { plain.updates.count == 3 && changes.updates.count == 3 })
+        #expect(await eventually { plain.updates.count == 3 && changes.updates.count == 3 })
 
         for recorder in [plain, changes] {
             let updates = recorder.updates
@@ -42,7 +43,7 @@ struct PriceHubStaleTests {
         harness.hub.markStale([F.symbol("ETH")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest())
-        #expect(await F.eventually { recorder.updates.count == 1 })
+        #expect(await eventually { recorder.updates.count == 1 })
         #expect(recorder.updates.first?.stale == true)
         #expect(F.exact(recorder.updates.first?.price) == F.price("3450.25"))
         #expect(harness.hub.latestPrices().map(\.isStale) == [true])

@@ -1,6 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Dispatch
 import Synchronization
 import Testing
@@ -16,9 +17,9 @@ struct PriceHubStreamTests {
         harness.hub.publish([F.tick("ETH", "3450.25"), F.tick("BTC", "64250.5"), F.tick("SOL", "145.37")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["eth", "BTC"]))
-        #expect(await F.eventually { recorder.updates.count >= 2 })
+        #expect(await eventually { recorder.updates.count >= 2 })
         harness.hub.publish([F.tick("BTC", "64251")])
-        #expect(await F.eventually { recorder.updates.count >= 3 })
+        #expect(await eventually { recorder.updates.count >= 3 })
 
         let updates = recorder.updates
         #expect(updates.map(\.symbol) == ["BTC", "ETH", "BTC"])
@@ -39,9 +40,9 @@ struct PriceHubStreamTests {
         harness.hub.publish([F.tick("BTC", "64250.5")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["NEWCOIN"]))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         harness.hub.publish([F.tick("NEWCOIN", "1.5")])
-        #expect(await F.eventually { recorder.updates.count >= 1 })
+        #expect(await eventually { recorder.updates.count >= 1 })
         let first = recorder.updates[0]
         #expect(first.symbol == "NEWCOIN" && first.sequence == 1)
         #expect(!first.snapshot && !first.snapshotEnd, "the first message is live")
@@ -54,10 +55,10 @@ struct PriceHubStreamTests {
         let client = try await harness.connect()
         let every = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
         let changes = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], onlyChanges: true))
-        #expect(await F.eventually { every.updates.count == 1 && changes.updates.count == 1 })
+        #expect(await eventually { every.updates.count == 1 && changes.updates.count == 1 })
         harness.hub.publish([F.tick("BTC", "100")])
         harness.hub.publish([F.tick("BTC", "101")])
-        #expect(await F.eventually { every.updates.count == 3 && changes.updates.count == 2 })
+        #expect(await eventually { every.updates.count == 3 && changes.updates.count == 2 })
         #expect(every.updates.compactMap { F.exact($0.price) } == ["100", "100", "101"].map(F.price))
         #expect(changes.updates.compactMap { F.exact($0.price) } == ["100", "101"].map(F.price))
         await harness.shutdown()
@@ -67,7 +68,7 @@ struct PriceHubStreamTests {
         let harness = try HubHarness()
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"]))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         var last: [String: String] = [:]
         for step in 1...2_000 {
             let btc = "6\(String(step).leftPadded(to: 4)).5"
@@ -76,7 +77,7 @@ struct PriceHubStreamTests {
             harness.hub.publish([F.tick("ETH", eth)])
             last = ["BTC": btc, "ETH": eth]
         }
-        #expect(await F.eventually {
+        #expect(await eventually {
             F.exact(recorder.last("BTC")?.price) == F.price(last["BTC"]!)
                 && F.exact(recorder.last("ETH")?.price) == F.price(last["ETH"]!)
         })
@@ -96,7 +97,7 @@ struct PriceHubStreamTests {
         harness.hub.publish([F.tick("BTC", "60000")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"]))
-        #expect(await F.eventually { recorder.updates.count >= 1 })
+        #expect(await eventually { recorder.updates.count >= 1 })
 
         // Hold the server loops while 300 single-tick batches arrive: the loop then drains them in one go.
         let held = await harness.holdServerLoops()
@@ -106,7 +107,7 @@ struct PriceHubStreamTests {
         }
         held.release()
 
-        #expect(await F.eventually { recorder.updates.count >= 301 })
+        #expect(await eventually { recorder.updates.count >= 301 })
         let updates = recorder.updates
         #expect(updates.count == 301)
         #expect(updates.map(\.sequence) == Array(1...301))
@@ -127,11 +128,11 @@ struct PriceHubStreamTests {
         let client = try await harness.connect()
         let recorder = UpdateRecorder(
             client: client, request: V1.StreamPricesRequest(symbols: ["BTC", "ETH"], minIntervalMs: 100))
-        #expect(await F.eventually { recorder.updates.count >= 2 })
+        #expect(await eventually { recorder.updates.count >= 2 })
         for step in 1...50 {
             harness.hub.publish([F.tick("BTC", "\(60000 + step)"), F.tick("ETH", "\(3000 + step)")])
         }
-        #expect(await F.eventually {
+        #expect(await eventually {
             F.exact(recorder.last("BTC")?.price) == F.price("60050")
                 && F.exact(recorder.last("ETH")?.price) == F.price("3050")
         })
@@ -148,18 +149,18 @@ struct PriceHubStreamTests {
         let client = try await harness.connect()
         let recorder = UpdateRecorder(
             client: client, request: V1.StreamPricesRequest(symbols: ["BTC"], onlyChanges: true))
-        #expect(await F.eventually { recorder.updates.count >= 1 })
+        #expect(await eventually { recorder.updates.count >= 1 })
         harness.hub.publish([F.tick("BTC", "64250.50", timeMs: 1_700_000_000_001)])
         harness.hub.publish([F.tick("BTC", "64250.5", timeMs: 1_700_000_000_002)])
         harness.hub.publish([F.tick("BTC", "64251")])
-        #expect(await F.eventually { F.exact(recorder.last("BTC")?.price) == F.price("64251") })
+        #expect(await eventually { F.exact(recorder.last("BTC")?.price) == F.price("64251") })
         // A stream without only_changes on the same hub sees the repeats too.
         let plain = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
-        #expect(await F.eventually { plain.updates.count >= 1 })
+        #expect(await eventually { plain.updates.count >= 1 })
         harness.hub.publish([F.tick("BTC", "64251")])
-        #expect(await F.eventually { plain.updates.count >= 2 })
+        #expect(await eventually { plain.updates.count >= 2 })
         harness.hub.publish([F.tick("BTC", "64252")])
-        #expect(await F.eventually { F.exact(recorder.last("BTC")?.price) == F.price("64252") })
+        #expect(await eventually { F.exact(recorder.last("BTC")?.price) == F.price("64252") })
 
         let prices = recorder.updates.compactMap { F.exact($0.price) }
         #expect(prices == [F.price("64250.5"), F.price("64251"), F.price("64252")])
@@ -172,11 +173,11 @@ struct PriceHubStreamTests {
         harness.hub.publish([F.tick("BTC", "64250.5")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest())
-        #expect(await F.eventually { recorder.updates.count >= 1 })
+        #expect(await eventually { recorder.updates.count >= 1 })
         harness.hub.publish([F.tick("DOGE", "0.16235")])
         harness.hub.publish([F.tick("XRP", "0.5234"), F.tick("BTC", "64260")])
-        #expect(await F.eventually { recorder.last("XRP") != nil && recorder.last("DOGE") != nil })
-        #expect(await F.eventually { F.exact(recorder.last("BTC")?.price) == F.price("64260") })
+        #expect(await eventually { recorder.last("XRP") != nil && recorder.last("DOGE") != nil })
+        #expect(await eventually { F.exact(recorder.last("BTC")?.price) == F.price("64260") })
 
         let updates = recorder.updates
         #expect(updates.first?.symbol == "BTC")
@@ -190,9 +191,9 @@ struct PriceHubStreamTests {
         let harness = try HubHarness()
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["ADA"]))
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         harness.hub.publish([F.tick("BTC", "1"), F.tick("ADA", "0.4521")])
-        #expect(await F.eventually { recorder.updates.count >= 1 })
+        #expect(await eventually { recorder.updates.count >= 1 })
         #expect(recorder.updates.map(\.symbol) == ["ADA"])
         #expect(recorder.updates.first?.sequence == 1)
         await harness.shutdown()
@@ -205,18 +206,18 @@ struct PriceHubStreamTests {
         let cancelled = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
         let other = try await harness.connect()
         let disconnected = UpdateRecorder(client: other, request: V1.StreamPricesRequest())
-        #expect(await F.eventually { cancelled.updates.count == 1 && disconnected.updates.count == 1 })
+        #expect(await eventually { cancelled.updates.count == 1 && disconnected.updates.count == 1 })
         #expect(harness.hub.subscriberCount == 2)
 
         cancelled.cancel()
-        #expect(await F.eventually { harness.hub.subscriberCount == 1 })
+        #expect(await eventually { harness.hub.subscriberCount == 1 })
         other.close()
-        #expect(await F.eventually { harness.hub.subscriberCount == 0 })
+        #expect(await eventually { harness.hub.subscriberCount == 0 })
 
         // Publishing after both left reaches nobody and breaks nothing; a new stream still works.
         harness.hub.publish([F.tick("BTC", "64251")])
         let again = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
-        #expect(await F.eventually { F.exact(again.last("BTC")?.price) == F.price("64251") })
+        #expect(await eventually { F.exact(again.last("BTC")?.price) == F.price("64251") })
         let statistics = await harness.hub.statistics()
         #expect(statistics.subscribers == 1)
         await harness.shutdown()
@@ -233,7 +234,7 @@ struct PriceHubStreamTests {
                 break
             }
         }
-        #expect(await F.eventually { harness.hub.subscriberCount == 0 })
+        #expect(await eventually { harness.hub.subscriberCount == 0 })
         await harness.shutdown()
     }
 
@@ -242,13 +243,13 @@ struct PriceHubStreamTests {
         harness.hub.publish([F.tick("BTC", "64250.5")])
         let client = try await harness.connect()
         let recorder = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
-        #expect(await F.eventually { recorder.updates.count == 1 })
+        #expect(await eventually { recorder.updates.count == 1 })
         harness.hub.close()
-        #expect(await F.eventually { recorder.ended })
+        #expect(await eventually { recorder.ended })
         #expect(recorder.error?.code == .unavailable)
         #expect(harness.hub.publish([F.tick("BTC", "1")]) == 0)
         let late = UpdateRecorder(client: client, request: V1.StreamPricesRequest(symbols: ["BTC"]))
-        #expect(await F.eventually { late.ended })
+        #expect(await eventually { late.ended })
         #expect(late.error?.code == .unavailable)
         await harness.shutdown()
     }

@@ -32,11 +32,6 @@ enum PriceFixtures {
     static func exact(_ decimal: V1.Decimal?) -> ExactDecimal? {
         decimal.flatMap { ExactDecimal(mantissa: $0.mantissa, scale: Int($0.scale)) }
     }
-
-    /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns the last answer.
-    static func eventually(timeout: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
-        await Polling.eventually(timeout: timeout, condition)
-    }
 }
 
 /// A hub served by a real in-process `RPCServer` on loopback port 0, and a client event loop group.
@@ -229,7 +224,7 @@ extension HubHarness {
             }
         }
         #expect(
-            await PriceFixtures.eventually { held.blocked.load(ordering: .relaxed) == held.count },
+            await eventually { held.blocked.load(ordering: .relaxed) == held.count },
             "the server loops did not all block", sourceLocation: sourceLocation)
         return held
     }

@@ -97,7 +97,7 @@ struct PushDeliveryTests {
             harness.publish("BTC", "5010")
             #expect(await harness.waitForSends(fake, 1))
             fake.answer(try #require(fake.sent(0)), status: status, reason: reason, outcome: .tokenRejected)
-            #expect(await PriceFixtures.eventually { (try? await harness.device("phone-1"))?.status == .disabled })
+            #expect(await eventually { (try? await harness.device("phone-1"))?.status == .disabled })
             let disabled = try await harness.device("phone-1")
             #expect(disabled.disabledReason == reason)
             #expect(disabled.disabledAtMs > 0)
@@ -161,7 +161,7 @@ struct PushDeliveryTests {
             harness.publish("BTC", "5010")
             // Every send fails; however slow the machine, the alert ends expired (sent a few times, or never).
             var answered = 0
-            #expect(await PriceFixtures.eventually {
+            #expect(await eventually {
                 while let request = fake.sent(answered) {
                     fake.answer(request, status: 503, outcome: .retry)
                     answered += 1

@@ -1,5 +1,6 @@
 import CoinWatchMetrics
 import CoinWatchPush
+import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
 
@@ -37,7 +38,7 @@ struct PushMetricsTests {
                 }
             }
             #expect(await harness.waitForOutbox { $0.isEmpty })
-            #expect(await PriceFixtures.eventually { harness.pushStats.disabledDevices == 1 })
+            #expect(await eventually { harness.pushStats.disabledDevices == 1 })
 
             let lines = scrape(harness.service.push)
             for name in Self.families {

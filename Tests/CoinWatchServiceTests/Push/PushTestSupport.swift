@@ -2,6 +2,7 @@ import CoinWatchModel
 import CoinWatchProto
 import CoinWatchPush
 import CoinWatchRPC
+import CoinWatchTestSupport
 @testable import CoinWatchService
 
 /// A device token for tests: `prefix` followed by `a`s up to 64 hex digits.
@@ -33,7 +34,7 @@ extension AlertServiceHarness {
 
     /// Waits (bounded) until `fake` has received `count` requests in total.
     func waitForSends(_ fake: FakeAPNs, _ count: Int) async -> Bool {
-        await PriceFixtures.eventually { fake.received.count >= count }
+        await eventually { fake.received.count >= count }
     }
 }
 

@@ -1,5 +1,6 @@
 import CoinWatchProto
 import CoinWatchRPC
+import CoinWatchTestSupport
 import Synchronization
 @testable import CoinWatchService
 
@@ -47,12 +48,12 @@ final class AlertRecorder: Sendable {
 
     /// Waits (bounded) until at least `count` alerts arrived.
     func waitForCount(_ count: Int) async -> Bool {
-        await PriceFixtures.eventually { self.count >= count }
+        await eventually { self.count >= count }
     }
 
     /// Waits (bounded) until the call ended.
     func waitForEnd() async -> Bool {
-        await PriceFixtures.eventually { self.ended }
+        await eventually { self.ended }
     }
 
     /// Stops reading, which cancels the call on the server.

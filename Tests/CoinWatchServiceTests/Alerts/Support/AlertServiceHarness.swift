@@ -79,12 +79,12 @@ final class AlertServiceHarness: Sendable {
 
     /// Waits (bounded) until the alert thread registered `count` live StreamAlerts calls.
     func waitForSubscribers(_ count: Int) async -> Bool {
-        await PriceFixtures.eventually { self.stats.subscribers == count }
+        await eventually { self.stats.subscribers == count }
     }
 
     /// Waits (bounded) until the alert thread has fired `count` alerts in total.
     func waitForFired(_ count: Int) async -> Bool {
-        await PriceFixtures.eventually { self.stats.alertsFired == count }
+        await eventually { self.stats.alertsFired == count }
     }
 
     /// Every outbox entry in LevelDB, decoded, in key order.
@@ -94,7 +94,7 @@ final class AlertServiceHarness: Sendable {
 
     /// Waits (bounded) until the outbox in LevelDB satisfies `condition`.
     func waitForOutbox(_ condition: @escaping ([V1.Alert]) -> Bool) async -> Bool {
-        await PriceFixtures.eventually { (try? self.outbox()).map(condition) ?? false }
+        await eventually { (try? self.outbox()).map(condition) ?? false }
     }
 }
 
