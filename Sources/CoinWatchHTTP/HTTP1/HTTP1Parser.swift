@@ -332,13 +332,11 @@ struct HTTP1Parser {
             default: break
             }
         }
-        let fields = headers
-        let values = { (name: String) in fields.filter { $0.name == name }.map(\.value) }
         if minorVersion == 1 && hosts != 1 {
             throw .bad(hosts == 0 ? "an HTTP/1.1 request needs a Host field" : "more than one Host field")
         }
         if hasCoding {
-            let codings = values("transfer-encoding")
+            let codings = values(of: "transfer-encoding")
             guard firstLength == nil else { throw .bad("both Content-Length and Transfer-Encoding are set") }
             let all = codings.flatMap { $0.lowercased().split(separator: ",").map { $0.trimmingSpaces } }
             guard all == ["chunked"] else {
@@ -351,7 +349,7 @@ struct HTTP1Parser {
         guard let first = firstLength else { return finish() }
         guard !lengthsDiffer, !first.isEmpty, first.utf8.count <= 12,
               first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first) else {
-            throw .bad("Content-Length '\(values("content-length").joined(separator: ", "))' is not one decimal number")
+            throw .bad("Content-Length '\(values(of: "content-length").joined(separator: ", "))' is not one decimal number")
         }
         guard length <= limits.maxBodyBytes else {
             throw HTTP1ParseError(status: 413, message: "the body (\(length) bytes) is larger than \(limits.maxBodyBytes) bytes")
@@ -361,6 +359,11 @@ struct HTTP1Parser {
         state = .body(remaining: length)
         awaitsContinue = expectsContinue
         return nil
+    }
+
+    /// Every value of field `name`, in order: for the messages of refusals.
+    private func values(of name: String) -> [String] {
+        headers.filter { $0.name == name }.map(\.value)
     }
 
     /// An HTTP/1.1 request with `Expect: 100-continue` (RFC 9110 §10.1.1).
