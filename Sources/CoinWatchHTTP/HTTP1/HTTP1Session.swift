@@ -27,9 +27,9 @@ final class HTTP1Session {
     private var draining = false
     private var requestTimer: TimerHandle?
     private var idleTimer: TimerHandle?
-    /// When bytes last arrived: the idle timer, armed once, compares against it when it fires rather than being
-    /// moved on every read.
-    private var lastInputNanos = MonotonicClock.nanoseconds()
+    /// When bytes last arrived, or the idle timer last found a request being answered: the timer, armed once,
+    /// compares against it when it fires rather than being moved on every read.
+    private var lastActivityNanos = MonotonicClock.nanoseconds()
     private var slowConsumerTimer: TimerHandle?
 
     init(connection: Connection, server: HTTPServer, peer: String) {
@@ -48,20 +48,17 @@ final class HTTP1Session {
 
     func received(_ bytes: UnsafeRawBufferPointer) {
         guard !closing else { return }
-        lastInputNanos = MonotonicClock.nanoseconds()
+        lastActivityNanos = MonotonicClock.nanoseconds()
         var failure: HTTP1ParseError?
         do {
             try parser.parse(bytes, into: &parsed)
         } catch {
             failure = error
         }
-        var requests: [HTTP1Request] = []
-        swap(&requests, &parsed)
-        for request in requests where !closing {
+        for request in parsed where !closing {
             handle(request)
         }
-        requests.removeAll(keepingCapacity: true)
-        swap(&requests, &parsed)
+        parsed.removeAll(keepingCapacity: true)
         if let failure, !closing {
             server.logger.debug("refused an HTTP/1.1 request", ["peer": peer, "status": "\(failure.status)", "reason": failure.message])
             let exchange = add(isHead: false, isHTTP10: false, close: true)
@@ -162,20 +159,20 @@ final class HTTP1Session {
         scheduleIdle()
     }
 
-    /// Arms the idle timer (when it is not armed) for `idleTimeout` after the last input; when it fires early
+    /// Arms the idle timer (when it is not armed) for `idleTimeout` after the last activity; when it fires early
     /// because input came since, or a request is still being answered, it re-arms itself.
     private func scheduleIdle() {
         guard idleTimer == nil else { return }
         let timeout = server.rpc.configuration.idleTimeout
         guard timeout > .zero else { return }
         let timeoutNanos = timeout.inNanoseconds
-        let remaining = max(Int64(1_000_000), lastInputNanos + timeoutNanos - MonotonicClock.nanoseconds())
+        let remaining = max(Int64(1_000_000), lastActivityNanos + timeoutNanos - MonotonicClock.nanoseconds())
         idleTimer = connection.eventLoop.scheduleTimer(afterNanoseconds: remaining) { [unowned self] in
             idleTimer = nil
             guard !closing else { return }
             // Not idle while a request is being answered (a stream may send for hours without reading).
-            if !exchanges.isEmpty { lastInputNanos = MonotonicClock.nanoseconds() }
-            guard MonotonicClock.nanoseconds() - lastInputNanos >= timeoutNanos else {
+            if !exchanges.isEmpty { lastActivityNanos = MonotonicClock.nanoseconds() }
+            guard MonotonicClock.nanoseconds() - lastActivityNanos >= timeoutNanos else {
                 scheduleIdle()
                 return
             }
