@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import Synchronization
 import Testing
 @testable import CoinWatchRPC
@@ -17,9 +18,7 @@ struct NamedThreadTests {
             seen.nice.withLock { $0 = NamedThread.currentNiceValue }
             seen.done.store(true, ordering: .releasing)
         }
-        for _ in 0..<6000 where !seen.done.load(ordering: .acquiring) {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: .seconds(60)) { seen.done.load(ordering: .acquiring) }
         return seen.nice.withLock { $0 }
     }
 
