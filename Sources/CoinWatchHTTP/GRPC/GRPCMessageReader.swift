@@ -3,8 +3,8 @@
 /// hold several messages).
 ///
 /// The length is checked against the limit from the 5 prefix bytes alone, before anything is buffered.
-struct GRPCMessageReader {
-    enum Failure: Equatable {
+package struct GRPCMessageReader {
+    package enum Failure: Equatable {
         /// The message is larger than the limit (RESOURCE_EXHAUSTED).
         case tooLarge(Int)
         /// The compressed flag is set; this server accepts only identity (UNIMPLEMENTED).
@@ -13,13 +13,13 @@ struct GRPCMessageReader {
         case badFlag(UInt8)
     }
 
-    let maxMessageBytes: Int
+    package let maxMessageBytes: Int
     private var prefix: [UInt8] = []
     private var expected = -1
     private var message: [UInt8] = []
-    private(set) var failure: Failure?
+    package private(set) var failure: Failure?
 
-    init(maxMessageBytes: Int) {
+    package init(maxMessageBytes: Int) {
         self.maxMessageBytes = maxMessageBytes
     }
 
@@ -28,7 +28,7 @@ struct GRPCMessageReader {
 
     /// Feeds body bytes; calls `deliver` with each complete message (valid during the call). Stops at the first
     /// failure, which stays set.
-    mutating func append(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafeRawBufferPointer) -> Void) {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer, deliver: (UnsafeRawBufferPointer) -> Void) {
         var input = bytes[...]
         while failure == nil && !input.isEmpty {
             if expected < 0 {
@@ -74,7 +74,7 @@ struct GRPCMessageReader {
     }
 
     /// Writes the 5-byte prefix of an uncompressed message of `length` bytes into `buffer`.
-    static func writePrefix(length: Int, into buffer: inout [UInt8]) {
+    package static func writePrefix(length: Int, into buffer: inout [UInt8]) {
         let value = UInt32(length)
         buffer.append(0)
         buffer.append(UInt8(value >> 24))

@@ -23,9 +23,6 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
         case closed
     }
 
-    /// The client connection preface of HTTP/2 (RFC 9113 §3.4), sent first by a client with prior knowledge.
-    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-
     let connection: Connection
     let server: HTTPServer
     let peer: String
@@ -100,9 +97,9 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
             break
         case .sniffing(var buffered):
             buffered.append(contentsOf: bytes)
-            let compared = min(buffered.count, Self.preface.count)
-            if buffered.prefix(compared).elementsEqual(Self.preface.prefix(compared)) {
-                guard buffered.count >= Self.preface.count else {
+            let compared = min(buffered.count, HTTP2RawFrames.preface.count)
+            if buffered.prefix(compared).elementsEqual(HTTP2RawFrames.preface.prefix(compared)) {
+                guard buffered.count >= HTTP2RawFrames.preface.count else {
                     engine = .sniffing(buffered)
                     return
                 }

@@ -11,46 +11,22 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ConnectOverHTTP2Tests {
     typealias HTTP1 = ConnectOverHTTP1Tests
-
-    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-
-    static func frame(_ type: UInt8, _ flags: UInt8, _ stream: UInt32, _ payload: [UInt8] = []) -> [UInt8] {
-        let length = UInt32(payload.count)
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)] + payload
-    }
-
-    /// A request's header block: HPACK literals without indexing, new names, no Huffman (RFC 7541 §6.2.2).
-    static func headers(_ fields: [(String, String)]) -> [UInt8] {
-        var block: [UInt8] = []
-        for (name, value) in fields {
-            block.append(0)
-            block.append(UInt8(name.utf8.count))
-            block.append(contentsOf: name.utf8)
-            block.append(UInt8(value.utf8.count))
-            block.append(contentsOf: value.utf8)
-        }
-        return block
-    }
+    typealias Frames = HTTP2RawFrames
 
     /// A POST on stream `id` with `body` (HEADERS, then DATA ending the stream).
     static func post(_ id: UInt32, _ path: String, _ contentType: String, _ body: [UInt8], extra: [(String, String)] = []) -> [UInt8] {
-        frame(1, 0x4, id, headers([(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "t"),
-                                   ("content-type", contentType)] + extra))
-            + frame(0, 0x1, id, body)
+        Frames.frame(Frames.FrameType.headers, flags: Frames.Flag.endHeaders, stream: id,
+                     Frames.headerBlock([(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "t"),
+                                         ("content-type", contentType)] + extra))
+            + Frames.frame(Frames.FrameType.data, flags: Frames.Flag.endStream, stream: id, body)
     }
 
-    /// The server's frames so far: (type, flags, stream, payload); nil while the last one is incomplete.
+    /// The server's whole frames so far: (type, flags, stream, payload).
     static func frames(_ bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8])] {
         var out: [(type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8])] = []
-        var position = 0
-        while bytes.count - position >= 9 {
-            let length = Int(bytes[position]) << 16 | Int(bytes[position + 1]) << 8 | Int(bytes[position + 2])
-            guard bytes.count - position - 9 >= length else { break }
-            let stream = UInt32(bytes[position + 5] & 0x7F) << 24 | UInt32(bytes[position + 6]) << 16
-                | UInt32(bytes[position + 7]) << 8 | UInt32(bytes[position + 8])
-            out.append((bytes[position + 3], bytes[position + 4], stream, Array(bytes[(position + 9)..<(position + 9 + length)])))
-            position += 9 + length
+        var splitter = HTTP2FrameSplitter()
+        bytes.withUnsafeBytes { whole in
+            try? splitter.feed(whole) { header, payload in out.append((header.type, header.flags, header.stream, Array(payload))) }
         }
         return out
     }
@@ -65,7 +41,7 @@ struct ConnectOverHTTP2Tests {
     static func connected(_ terminations: HTTP1.Terminations, sending requests: [UInt8]) throws -> (HTTP1.Running, HTTP1.Client) {
         let running = try HTTP1.Running(methods: HTTP1.methods(terminations))
         let client = try HTTP1.Client(port: running.server.port)
-        client.raw.send(preface + frame(4, 0, 0) + requests)
+        client.raw.send(Frames.preface + Frames.settings([]) + requests)
         return (running, client)
     }
 
@@ -73,7 +49,9 @@ struct ConnectOverHTTP2Tests {
     func unaryAndStream() async throws {
         let (running, client) = try Self.connected(
             HTTP1.Terminations(),
-            sending: Self.post(1, "/coinwatch.v1.Health/Check", "application/json", Array("{}".utf8))
+            // A 300-byte header value: its HPACK length takes continuation bytes, read here by nghttp2.
+            sending: Self.post(1, "/coinwatch.v1.Health/Check", "application/json", Array("{}".utf8),
+                               extra: [("x-note", String(repeating: "n", count: 300))])
                 + Self.post(3, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
                             HTTP1.envelope(#"{"symbols":["BTC"]}"#), extra: [("connect-timeout-ms", "200")]))
         let bytes = try await HTTP1.read(client) { bytes in
@@ -99,7 +77,7 @@ struct ConnectOverHTTP2Tests {
                                HTTP1.envelope(#"{"symbols":["BTC"]}"#)))
         let bytes = try await HTTP1.read(client) { !HTTP1.envelopes(Self.body(of: 1, in: $0).body).isEmpty }
         #expect(HTTP1.envelopes(Self.body(of: 1, in: bytes).body).first?.1.contains("BTC") == true)
-        client.raw.send(Self.frame(3, 0, 1, [0, 0, 0, 8]))  // RST_STREAM(CANCEL)
+        client.raw.send(Frames.frame(Frames.FrameType.rstStream, flags: 0, stream: 1, [0, 0, 0, 8]))  // CANCEL
         #expect(await eventually { terminations.codes.withLock { $0 } == [.cancelled] })
         await running.server.shutdownNow()
     }
