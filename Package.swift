@@ -225,7 +225,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
-                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS",
+                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS", "CoinWatchHTTP",
             ],
             swiftSettings: hotPathSettings
         ),

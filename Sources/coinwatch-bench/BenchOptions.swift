@@ -47,6 +47,8 @@ struct BenchOptions {
                    help: "Push mode: HTTP/2 connections the coinwatchd it starts keeps to the mock APNs."),
         OptionSpec("connect", .flag,
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
+        OptionSpec("grpc", .flag,
+                   help: "Stream mode: subscribers use gRPC over HTTP/2 (prior knowledge), one connection each, read by a lean frame reader."),
         OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
         OptionSpec("plain", .flag, help: "Feeds mode: ws:// instead of wss:// (no TLS)."),
         OptionSpec("coinwatchd", .value(placeholder: "PATH"), help: "Feeds mode: the coinwatchd to run (default: beside this tool)."),
@@ -116,6 +118,7 @@ struct BenchOptions {
     var json: Bool
     var redis: Bool
     var connect: Bool
+    var grpc: Bool
     var serverPID: Int?
     var out: String?
     /// TLS for every native connection (nil: plaintext): one context, so reconnections may resume sessions.
@@ -164,6 +167,8 @@ struct BenchOptions {
         json = parsed.has("json")
         redis = parsed.has("redis")
         connect = parsed.has("connect")
+        grpc = parsed.has("grpc")
+        guard !(connect && grpc) else { throw UsageError("--connect and --grpc are two transports: give one") }
         serverPID = try parsed.value("server-pid", as: "a process id", { Int($0) })
         let caFile = parsed["ca-file"]
         let serverName = parsed["server-name"]
@@ -173,7 +178,9 @@ struct BenchOptions {
             throw UsageError("--client-cert and --client-key go together: give both or neither")
         }
         if parsed.has("tls") || caFile != nil || serverName != nil || clientCertificate != nil {
-            guard !redis, !connect else { throw UsageError("--tls applies to the native protocol only (not --redis or --connect)") }
+            guard !redis, !connect, !grpc else {
+                throw UsageError("--tls applies to the native protocol only (not --redis, --connect or --grpc)")
+            }
             var configuration = TLSConfiguration.client(caFile: caFile, applicationProtocols: [RPCProtocol.applicationProtocol])
             configuration.certificateChainFile = clientCertificate
             configuration.privateKeyFile = clientKey

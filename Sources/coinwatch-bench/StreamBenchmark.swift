@@ -22,11 +22,13 @@ struct StreamBenchmark {
         let options = self.options
         let group = try EventLoopGroup(threads: options.threads, namePrefix: "bench")
         defer { group.syncShutdownGracefully() }
-        // Over Connect every stream has its own HTTP/1.1 connection, as a browser's fetch does.
-        let connectionCount = options.connect ? options.subscribers : min(options.subscribers, options.connectionsGiven ?? 1000)
+        // Over Connect every stream has its own HTTP/1.1 connection, as a browser's fetch does; over gRPC its own
+        // HTTP/2 connection, as the gRPC C++ peer's load gives each subscriber.
+        let http = options.connect || options.grpc
+        let connectionCount = http ? options.subscribers : min(options.subscribers, options.connectionsGiven ?? 1000)
         let symbols = (0..<options.symbols).map { "BN\($0)" }
         let phase = Phase()
-        let connections = try options.connectAll(options.connect ? 1 : connectionCount + 1, on: group, clientName: "coinwatch-bench")
+        let connections = try options.connectAll(http ? 1 : connectionCount + 1, on: group, clientName: "coinwatch-bench")
         let publisherConnection = connections[0]
         let request = V1.StreamPricesRequest(symbols: symbols).serializedBytes()
         let subscribers: [any BenchStreamSubscriber]
@@ -35,6 +37,13 @@ struct StreamBenchmark {
             subscribers = try options.connectRaw(options.subscribers, on: group).map { connection in
                 let subscriber = ConnectStreamSubscriber(connection: connection, phase: phase)
                 connection.eventLoop.execute { subscriber.start(request: httpRequest) }
+                return subscriber
+            }
+        } else if options.grpc {
+            let grpcRequest = GRPCStreamSubscriber.request(authority: "\(options.host):\(options.port)", streamRequest: request)
+            subscribers = try options.connectRaw(options.subscribers, on: group).map { connection in
+                let subscriber = GRPCStreamSubscriber(connection: connection, phase: phase)
+                connection.eventLoop.execute { subscriber.start(request: grpcRequest) }
                 return subscriber
             }
         } else {
@@ -78,13 +87,15 @@ struct StreamBenchmark {
         let rate = Double(histogram.count) / max(elapsed, 1e-9)
         let p50 = histogram.percentile(0.5, sorted: sorted)
         let p99 = histogram.percentile(0.99, sorted: sorted)
-        print("stream\(options.connect ? " (Connect, HTTP/1.1)" : ""): \(options.subscribers) subscribers on \(connectionCount) connections, \(symbols.count) symbols, "
+        let transport = options.connect ? "connect" : options.grpc ? "grpc" : "native"
+        let label = options.connect ? " (Connect, HTTP/1.1)" : options.grpc ? " (gRPC, HTTP/2)" : ""
+        print("stream\(label): \(options.subscribers) subscribers on \(connectionCount) connections, \(symbols.count) symbols, "
             + "\(formatMillis(elapsed)) s, \(published) ticks published")
         print("  deliveries/s  \(Int(rate.rounded()))")
         print("  latency ms    p50 \(formatMillis(p50))  p99 \(formatMillis(p99))")
         print("  gaps          \(gaps)   streams failed \(errors)")
         if options.json {
-            print("{\"mode\":\"stream\",\"transport\":\"\(options.connect ? "connect" : "native")\",\"subscribers\":\(options.subscribers),\"connections\":\(connectionCount),"
+            print("{\"mode\":\"stream\",\"transport\":\"\(transport)\",\"subscribers\":\(options.subscribers),\"connections\":\(connectionCount),"
                 + "\"symbols\":\(symbols.count),\"ticks_published\":\(published),\"deliveries\":\(histogram.count),"
                 + "\"deliveries_per_second\":\(Int(rate.rounded())),\"p50_ms\":\(formatMillis(p50)),"
                 + "\"p99_ms\":\(formatMillis(p99)),\"gaps\":\(gaps),\"errors\":\(errors)}")
