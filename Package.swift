@@ -179,7 +179,10 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchCluster",
-            dependencies: ["CNATS", "CoinWatchCore", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchService"],
+            dependencies: [
+                "CNATS", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchService",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -346,7 +349,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchClusterTests",
             dependencies: [
-                "CoinWatchCluster", "CoinWatchLogging", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchCluster", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
                 "CoinWatchService", "CoinWatchStore", "CoinWatchTestSupport",
             ],
             swiftSettings: swiftSettings

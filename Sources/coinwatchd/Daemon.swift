@@ -136,7 +136,7 @@ struct Daemon {
         let server: RPCServer
         do {
             server = try RPCServer(configuration: rpc, methods: methods, authorizer: authorizer, logger: logger.labeled("rpc"))
-            Self.serveHTTP(on: server, service: service, authorizer: authorizer, corsOrigins: options.corsOrigins,
+            Self.serveHTTP(on: server, service: service, cluster: cluster, authorizer: authorizer, corsOrigins: options.corsOrigins,
                            logger: logger)
             try server.start()
         } catch {
@@ -215,7 +215,7 @@ struct Daemon {
     /// HTTP on the same port: gRPC over HTTP/2, the Connect protocol and the dashboard over HTTP/1.1 and
     /// HTTP/2, and the operators' `/metrics`, `/healthz` and `/readyz`. Components add their collectors to the
     /// registry here.
-    static func serveHTTP(on server: RPCServer, service: CoinWatchService, authorizer: Authorizer,
+    static func serveHTTP(on server: RPCServer, service: CoinWatchService, cluster: ClusterNode?, authorizer: Authorizer,
                           corsOrigins: [String], logger: Logger) {
         let registry = MetricsRegistry()
         registry.register(server.metrics)
@@ -224,6 +224,7 @@ struct Daemon {
         registry.register(service.push.metricsCollector)
         let health = service.health
         registry.register(FeedMetrics { [health] in health.feedSourceStats })
+        if let cluster { registry.register(cluster.metricsCollector) }
         var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
         configuration.cors = CORSPolicy(allowedOrigins: corsOrigins)
         _ = HTTPServer(rpc: server, configuration: configuration, logger: logger.labeled("http"))

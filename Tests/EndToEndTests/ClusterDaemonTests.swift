@@ -186,6 +186,19 @@ struct ClusterDaemonTests {
         return (nodes, clients)
     }
 
+    /// `GET /metrics` of `server`: each sample's value by its series as written (`name{labels}`).
+    static func metrics(_ server: ServerProcess) -> [String: Double] {
+        guard let client = try? RawClient(port: server.port) else { return [:] }
+        defer { client.close() }
+        client.send("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        var values: [String: Double] = [:]
+        for line in String(decoding: client.readToEnd(), as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            values[String(line[..<space])] = value
+        }
+        return values
+    }
+
     @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let devices = (0..<12).map { "watch-\($0)" }
@@ -218,6 +231,21 @@ struct ClusterDaemonTests {
             counts.value.withLock { counts in devices.contains { counts[$0, default: 0] > 1 } }
         }
         #expect(!duplicated, "\(counts.value.withLock { $0 })")
+        // Metrics say the same: each node's id and live connection, the shards split between them, and each
+        // crossing fired by its owner and held back by the two others.
+        for (node, name) in zip(nodes, ["a", "b", "c"]) {
+            let values = Self.metrics(node)
+            #expect(values["coinwatch_cluster_node_info{node_id=\"\(name)\"}"] == 1)
+            #expect(values["coinwatch_cluster_nats_state{state=\"connected\"}"] == 1)
+            #expect(values["coinwatch_cluster_members"] == 3)
+        }
+        let counted = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            let all = nodes.map(Self.metrics)
+            func sum(_ series: String) -> Double { all.reduce(0) { $0 + ($1[series] ?? 0) } }
+            return sum("coinwatch_cluster_owned_shards") == 64 && sum("coinwatch_alerts_fired_total") == Double(devices.count)
+                && sum("coinwatch_alerts_held_back_total") == Double(2 * devices.count)
+        }
+        #expect(counted, "\(nodes.map(Self.metrics).map { $0.filter { $0.key.contains("shards") || $0.key.contains("alerts_") } })")
     }
 
     @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {

@@ -34,6 +34,15 @@ extension CoinWatchService {
                 .counter("coinwatch_alerts_delivered_total", help: "Alerts written to StreamAlerts calls.",
                          [MetricSample([], alert.alertsDelivered)]),
                 .gauge("coinwatch_alert_streams", help: "Live StreamAlerts calls.", [MetricSample([], alert.subscribers)]),
+                .counter("coinwatch_alert_crossings_suppressed_total",
+                         help: "Armed sides disarmed without firing: the first price after a stale period reached them unseen.",
+                         [MetricSample([], alert.crossingsSuppressed)]),
+                .counter("coinwatch_alerts_held_back_total",
+                         help: "Alerts fired here while another node owned the device's shard (cluster mode): fired there.",
+                         [MetricSample([], alert.alertsSuppressed)]),
+                .counter("coinwatch_alerts_replayed_on_takeover_total",
+                         help: "Held-back alerts fired when this node took their shard over (the old owner may have fired some).",
+                         [MetricSample([], alert.alertsReplayedOnTakeover)]),
             ]
             return families
         }
