@@ -22,9 +22,12 @@ public final class NATSCluster: Sendable {
         let routePort: Int
         let routes: [Int]
         let clusterName: String?
+        /// Whether clients learn the other servers' addresses from this one (nats-server's default).
+        let advertises: Bool
         private let pid = Mutex<pid_t?>(nil)
 
-        init(name: String, storeDirectory: String, logPath: String, routePort: Int, routes: [Int], clusterName: String?) {
+        init(name: String, storeDirectory: String, logPath: String, routePort: Int, routes: [Int], clusterName: String?,
+             advertises: Bool) {
             self.name = name
             self.storeDirectory = storeDirectory
             self.logPath = logPath
@@ -32,6 +35,7 @@ public final class NATSCluster: Sendable {
             self.routePort = routePort
             self.routes = routes
             self.clusterName = clusterName
+            self.advertises = advertises
         }
 
         deinit {
@@ -52,6 +56,7 @@ public final class NATSCluster: Sendable {
             if let clusterName {
                 arguments += ["--cluster_name", clusterName, "--cluster", "nats://127.0.0.1:\(routePort)",
                               "--routes", routes.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")]
+                if !advertises { arguments.append("--no_advertise") }
             }
             // The log is appended to across restarts: the listening line looked for is the last one.
             let before = log.count
@@ -110,8 +115,10 @@ public final class NATSCluster: Sendable {
     static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
         .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/nats-server"
 
-    /// Starts `count` servers (1, or 3 for a JetStream cluster) and waits until they accept clients.
-    public static func start(servers count: Int) async throws -> NATSCluster {
+    /// Starts `count` servers (1, or 3 for a JetStream cluster) and waits until they accept clients. With
+    /// `advertise` false a client knows only the servers it is given, so losing them cuts it off from NATS (a
+    /// partition) instead of moving it to another server of the cluster.
+    public static func start(servers count: Int, advertise: Bool = true) async throws -> NATSCluster {
         let directory = try TemporaryDirectory(prefix: "nats-test")
         let routePorts = count > 1 ? try (0..<count).map { _ in try freePort() } : []
         var servers: [Server] = []
@@ -119,7 +126,8 @@ public final class NATSCluster: Sendable {
             let name = "n\(index + 1)"
             servers.append(Server(
                 name: name, storeDirectory: directory.path + "/\(name)", logPath: directory.path + "/\(name).log",
-                routePort: count > 1 ? routePorts[index] : 0, routes: routePorts, clusterName: count > 1 ? "cw" : nil))
+                routePort: count > 1 ? routePorts[index] : 0, routes: routePorts, clusterName: count > 1 ? "cw" : nil,
+                advertises: advertise))
         }
         let cluster = NATSCluster(servers: servers, directory: directory)
         for server in servers { try await server.start() }

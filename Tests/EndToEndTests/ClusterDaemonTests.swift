@@ -355,6 +355,62 @@ struct ClusterDaemonTests {
         #expect(everywhere)
     }
 
+    /// Every node's owned-shard mask from Health, in `nodes` order; nil while one does not answer.
+    static func ownedShards(_ clients: [CoinWatchClient]) async -> [UInt64]? {
+        var masks: [UInt64] = []
+        for client in clients {
+            guard let cluster = try? await client.healthCheck(timeout: .seconds(5)).cluster else { return nil }
+            masks.append(cluster.ownedShards)
+        }
+        return masks
+    }
+
+    @Test func aNodeCutOffFromNATSStopsFiringBeforeAnotherTakesItsShards() async throws {
+        // Three NATS servers (R3) that do not tell clients about each other: c knows only the third, so killing
+        // it cuts c off from NATS while a and b, on the other two, keep a quorum.
+        let nats = try await NATSCluster.start(servers: 3, advertise: false)
+        func node(_ name: String, _ servers: [Int]) async throws -> ServerProcess {
+            try await ServerProcess.start(arguments: [
+                "--cluster", servers.map { nats.servers[$0].url }.joined(separator: ","), "--node-id", name,
+                "--lease-ttl", "2s", "--cluster-replicas", "3",
+            ])
+        }
+        let a = try await node("a", [0, 1])
+        defer { a.crash() }
+        let b = try await node("b", [1, 0])
+        defer { b.crash() }
+        let c = try await node("c", [2])
+        defer { c.crash() }
+        let nodes = [a, b, c]
+        let clients = nodes.map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let settled = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(nodes) }
+        #expect(settled, "\(nodes.map(Self.shards))")
+        let before = try #require(await Self.ownedShards(clients))
+        #expect(before[2] != 0 && (before[0] | before[1]) & before[2] == 0 && before[0] | before[1] | before[2] == .max)
+        nats.servers[2].kill()
+        // Each round reads a and b before c. c holds its shards over one span of time, from before the cut to the
+        // moment it stops; a shard a or b held when read, and c still held when read after, was held by both at
+        // the first read: an overlap seen is a real one, however slowly the reads go on a busy machine.
+        var overlaps: [String] = []
+        var cStopped = false
+        var takenOver = false
+        let deadline = ContinuousClock.now + .seconds(90)
+        while ContinuousClock.now < deadline && !(cStopped && takenOver) {
+            if let masks = await Self.ownedShards(clients) {
+                let shared = (masks[0] | masks[1]) & masks[2]
+                if shared != 0 { overlaps.append(String(shared, radix: 16)) }
+                cStopped = cStopped || masks[2] == 0
+                takenOver = masks[0] | masks[1] == .max
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(overlaps.count == 0, "shards owned by c and another node at once: \(overlaps.prefix(5))")
+        #expect(cStopped, "c still owns shards it can no longer renew")
+        let after = await Self.ownedShards(clients) ?? []
+        #expect(takenOver, "a and b did not take c's shards: \(after)")
+    }
+
     @Test func theLiveFeedRunsOnOneNodeAndMovesWhenItDies() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         var nodes: [ServerProcess] = []

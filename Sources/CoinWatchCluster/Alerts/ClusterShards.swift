@@ -1,34 +1,51 @@
+import CoinWatchCore
 import CoinWatchModel
 import CoinWatchService
 import Synchronization
 
-/// The alert shards this node owns, as the alert service's gate: a bit per shard, set while this node holds the
-/// shard's lease (`shard.<NN>` in the leases bucket) and cleared the moment the lease is lost or given up.
+/// The alert shards this node owns, as the alert service's gate: per shard, the moment (monotonic nanoseconds)
+/// until which this node may act on the shard's lease (`shard.<NN>` in the leases bucket), moved on by each
+/// renewal and cleared when the lease is lost or given up.
+///
+/// The gate compares that moment with the clock itself, rather than trusting a flag the control thread clears:
+/// the control thread may be blocked in a NATS call for seconds when the node is cut off from NATS, and the lease
+/// rule (docs/SCALING.md, "Leases and fencing") promises that the old holder stops at send + TTL − margin, before
+/// the server lets another node take the lease, whatever this node's threads are doing.
 ///
 /// Which shards a node tries to take is decided by rendezvous hashing over the live members: shard s goes to the
 /// member m with the highest `fnv1a64("m/s")`. Every node computes the same assignment from the same member list,
 /// so nodes do not compete for the same lease; when a member's entry lapses its shards are spread over the others,
 /// and a node that joins takes the shards it ranks first for once their holders give them up.
 final class ClusterShards: AlertGate {
-    private let owned = Atomic<UInt64>(0)
+    /// Per shard, until when this node may act on its lease (0: not held).
+    private let deadlines = Mutex<[Int64]>(Array(repeating: 0, count: AlertShards.count))
+    private let now: @Sendable () -> Int64
+
+    init(now: @escaping @Sendable () -> Int64 = { MonotonicClock.nanoseconds() }) {
+        self.now = now
+    }
 
     func fires(for device: DeviceID) -> Bool {
-        owned.load(ordering: .acquiring) & (1 << UInt64(AlertShards.shard(of: device))) != 0
+        let shard = AlertShards.shard(of: device)
+        let deadline = deadlines.withLock { $0[shard] }
+        return now() < deadline
     }
 
+    /// The shards this node may act on now.
     var ownedShards: [Int] {
-        let mask = owned.load(ordering: .relaxed)
-        return (0..<AlertShards.count).filter { mask & (1 << UInt64($0)) != 0 }
+        let current = deadlines.withLock { $0 }
+        let time = now()
+        return (0..<AlertShards.count).filter { time < current[$0] }
     }
 
-    /// Control thread: the lease for `shard` was taken (`true`) or lost (`false`).
-    func set(_ shard: Int, owned isOwned: Bool) {
-        let bit: UInt64 = 1 << UInt64(shard)
-        if isOwned {
-            owned.bitwiseOr(bit, ordering: .releasing)
-        } else {
-            owned.bitwiseAnd(~bit, ordering: .releasing)
-        }
+    /// Control thread: the lease for `shard` was taken or renewed, valid until `deadline`.
+    func hold(_ shard: Int, until deadline: Int64) {
+        deadlines.withLock { $0[shard] = deadline }
+    }
+
+    /// Control thread: the lease for `shard` was lost or given up.
+    func release(_ shard: Int) {
+        deadlines.withLock { $0[shard] = 0 }
     }
 
     static func leaseKey(_ shard: Int) -> String {

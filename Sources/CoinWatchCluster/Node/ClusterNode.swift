@@ -172,6 +172,9 @@ public final class ClusterNode: @unchecked Sendable {
         status.natsState = connection.state.description
         status.connectedServer = connection.connectedURL
         status.reconnects = connection.events.reconnects.load(ordering: .relaxed)
+        // What the alert gate says now, not what the control thread last saw: the two differ while the control
+        // thread waits on a NATS call past a lease's deadline.
+        status.ownedShards = shards.ownedShards
         if let bus {
             let counters = bus.stats
             status.ticksPublished = counters.published
@@ -205,6 +208,10 @@ public final class ClusterNode: @unchecked Sendable {
             if let leases {
                 leases.want(wantedLeases())
                 apply(leases.tick())
+                // Renewals move each shard's deadline on (acquisitions and losses were applied above).
+                for lease in leases.held.values {
+                    if let shard = ClusterShards.shard(ofLeaseKey: lease.key) { shards.hold(shard, until: lease.validUntil) }
+                }
                 let now = MonotonicClock.nanoseconds()
                 let held = leases.held.values.sorted { $0.key < $1.key }.map { lease in
                     ClusterStatus.LeaseState(
@@ -249,7 +256,7 @@ public final class ClusterNode: @unchecked Sendable {
             switch change {
             case .lost(let key, let reason):
                 if let shard = ClusterShards.shard(ofLeaseKey: key) {
-                    shards.set(shard, owned: false)
+                    shards.release(shard)
                     logger.debug("shard lease given up", ["lease": key, "reason": reason])
                     continue
                 }
@@ -260,7 +267,7 @@ public final class ClusterNode: @unchecked Sendable {
                 }
             case .acquired(let lease):
                 if let shard = ClusterShards.shard(ofLeaseKey: lease.key) {
-                    shards.set(shard, owned: true)
+                    shards.hold(shard, until: lease.validUntil)
                     continue
                 }
                 logger.info("lease taken", ["lease": lease.key, "token": "\(lease.revision)"])
@@ -295,10 +302,7 @@ public final class ClusterNode: @unchecked Sendable {
                 "count": "\(owned.count)", "assigned": "\(assigned)", "members": "\(members.count)",
             ])
         }
-        statusCell.withLock { status in
-            status.runsFeed = runningFeed != nil
-            status.ownedShards = owned
-        }
+        statusCell.withLock { $0.runsFeed = runningFeed != nil }
     }
 
     private func heartbeat() {

@@ -4,7 +4,7 @@ public import CoinWatchModel
 /// and keeps every arm state, so a node that takes a shard over already has its states; only the node whose gate
 /// says so puts a fired alert in the outbox and delivers it.
 public protocol AlertGate: Sendable {
-    /// Called on the alert thread for each fired alert; must be quick (an atomic read, no network).
+    /// Called on the alert thread for each fired alert; must be quick (an atomic read or a short lock, no network).
     func fires(for device: DeviceID) -> Bool
 }
 

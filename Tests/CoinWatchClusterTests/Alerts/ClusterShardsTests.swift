@@ -3,6 +3,7 @@ import CoinWatchModel
 import CoinWatchService
 import CoinWatchTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 struct ClusterShardsTests {
@@ -36,13 +37,30 @@ struct ClusterShardsTests {
         let shards = ClusterShards()
         let device = try DeviceID(validating: "phone-1")
         #expect(!shards.fires(for: device))
-        shards.set(AlertShards.shard(of: device), owned: true)
+        shards.hold(AlertShards.shard(of: device), until: .max)
         #expect(shards.fires(for: device))
         #expect(shards.ownedShards == [AlertShards.shard(of: device)])
-        shards.set(AlertShards.shard(of: device), owned: false)
+        shards.release(AlertShards.shard(of: device))
         #expect(!shards.fires(for: device))
         #expect(ClusterShards.shard(ofLeaseKey: ClusterShards.leaseKey(7)) == 7)
         #expect(ClusterShards.leaseKey(7) == "shard.07")
+    }
+
+    @Test("a lease's deadline stops the gate by the clock alone, with nobody releasing it")
+    func theGateStopsAtTheDeadline() throws {
+        let clock = Mutex<Int64>(1_000)
+        let shards = ClusterShards(now: { clock.withLock { $0 } })
+        let device = try DeviceID(validating: "phone-1")
+        let shard = AlertShards.shard(of: device)
+        shards.hold(shard, until: 2_000)
+        #expect(shards.fires(for: device) && shards.ownedShards == [shard])
+        clock.withLock { $0 = 1_999 }
+        #expect(shards.fires(for: device))
+        clock.withLock { $0 = 2_000 }
+        #expect(!shards.fires(for: device) && shards.ownedShards.isEmpty)
+        // A renewal moves the deadline on.
+        shards.hold(shard, until: 3_000)
+        #expect(shards.fires(for: device))
     }
 }
 
