@@ -228,7 +228,7 @@ let package = Package(
             name: "coinwatch-bench",
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
-                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS", "CoinWatchHTTP",
+                "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS", "CoinWatchHTTP", "CoinWatchCluster",
             ],
             swiftSettings: hotPathSettings
         ),

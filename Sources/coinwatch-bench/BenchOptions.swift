@@ -14,6 +14,8 @@ enum UnaryClient: String {
 struct BenchOptions {
     static let all: [OptionSpec] = [
         OptionSpec("server", .value(placeholder: "HOST:PORT"), default: "127.0.0.1:7878", help: "Server to load."),
+        OptionSpec("publish-server", .value(placeholder: "HOST:PORT"),
+                   help: "Stream mode: publish to this server, subscribers stay on --server (two nodes of a cluster: the latency includes the bus)."),
         OptionSpec("connections", .value(placeholder: "C"),
                    help: "Connections: unary mode (default 50); stream mode spreads subscribers over at most C (default 1000)."),
         OptionSpec("in-flight", .value(placeholder: "K"),
@@ -55,13 +57,14 @@ struct BenchOptions {
         OptionSpec("python", .value(placeholder: "PATH"), help: "Feeds mode: the test venv's python (default .build/venv/bin/python)."),
         OptionSpec("fake-exchange", .value(placeholder: "PATH"),
                    help: "Feeds mode: the fake exchange script (default scripts/feeds/fake_exchange.py)."),
+        OptionSpec("nats", .value(placeholder: "nats://HOST:PORT[,…]"), help: "natsfanout mode: the NATS servers to load."),
         OptionSpec("json", .flag, help: "End with one JSON object on the last line."),
         OptionSpec("help", short: "h", .flag, help: "Show this help."),
         OptionSpec("version", .flag, help: "Show the version."),
     ]
 
     static let help = HelpText.render(
-        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request> [--server HOST:PORT] [options]",
+        usage: "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request|natsfanout> [--server HOST:PORT] [options]",
         summary: """
             Load generator and latency meter for coinwatchd.
 
@@ -86,6 +89,9 @@ struct BenchOptions {
                       h2load posts) after creating --devices devices (default 1) on --server.
               handshakes  new TLS connections (connect, handshake, Hello/Welcome, close), --connections at a
                       time (default 4); reports handshakes/s, with session resumption unless --no-resume.
+              natsfanout  NATS's own fan-out through nats.c, no coinwatchd: one connection publishes tick-sized
+                      messages as fast as the library takes them to --symbols subjects, --subscribers
+                      connections (a thread each) read them as the price bus does; deliveries/s, dropped.
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
@@ -95,12 +101,15 @@ struct BenchOptions {
                       latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
                       memory_huge_growth_bytes, memory_endless_growth_bytes
               handshakes: handshakes_per_second, failures, concurrency, resumption
+              natsfanout: deliveries_per_second, published_per_second, dropped, subscribers, symbols
               push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,
                       get_settings_quiet_per_second, get_settings_burst_per_second
             """)])
 
     var host: String
     var port: Int
+    /// Stream mode: where the publisher connects, when not to `host`:`port`.
+    var publishServer: (host: String, port: Int)?
     var connections: Int
     var connectionsGiven: Int?
     var inFlight: Int
@@ -128,12 +137,8 @@ struct BenchOptions {
     var apnsConnections: Int
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        let server = parsed["server"]!
-        guard let colon = server.lastIndex(of: ":"), let port = Int(server[server.index(after: colon)...]) else {
-            throw UsageError("--server: '\(server)' is not HOST:PORT")
-        }
-        host = String(server[..<colon])
-        self.port = port
+        (host, port) = try Self.address(parsed["server"]!, flag: "server")
+        publishServer = try parsed["publish-server"].map { text throws(UsageError) in try Self.address(text, flag: "publish-server") }
         func positive(_ name: String) throws(UsageError) -> Int {
             guard let value = try parsed.value(name, as: "a positive whole number", { Int($0) }), value > 0 else {
                 throw UsageError("--\(name) must be a positive whole number")
@@ -192,6 +197,14 @@ struct BenchOptions {
             tlsConfiguration = configuration
         }
         apnsConnections = try positive("apns-connections")
+    }
+
+    /// `HOST:PORT`, or a usage error naming `flag`.
+    static func address(_ text: String, flag: String) throws(UsageError) -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            throw UsageError("--\(flag): '\(text)' is not HOST:PORT")
+        }
+        return (String(text[..<colon]), port)
     }
 
     /// These options with `devices` set to `count` unless given.

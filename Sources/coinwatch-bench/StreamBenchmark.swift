@@ -29,7 +29,14 @@ struct StreamBenchmark {
         let symbols = (0..<options.symbols).map { "BN\($0)" }
         let phase = Phase()
         let connections = try options.connectAll(http ? 1 : connectionCount + 1, on: group, clientName: "coinwatch-bench")
-        let publisherConnection = connections[0]
+        let publisherConnection: RPCClientConnection
+        if let elsewhere = options.publishServer {
+            var publishOptions = options
+            (publishOptions.host, publishOptions.port) = elsewhere
+            publisherConnection = try publishOptions.connectAll(1, on: group, clientName: "coinwatch-bench")[0]
+        } else {
+            publisherConnection = connections[0]
+        }
         let request = V1.StreamPricesRequest(symbols: symbols).serializedBytes()
         let subscribers: [any BenchStreamSubscriber]
         if options.connect {
@@ -82,6 +89,7 @@ struct StreamBenchmark {
             }
         }
         for connection in connections { connection.close() }
+        publisherConnection.close()
         for subscriber in subscribers { subscriber.eventLoop.execute { subscriber.stop() } }
         let sorted = histogram.samples.sorted()
         let rate = Double(histogram.count) / max(elapsed, 1e-9)

@@ -5,7 +5,7 @@ import CoinWatchModel
 import Glibc
 #endif
 
-let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request> [--server HOST:PORT] [options]"
+let usage = "coinwatch-bench <unary|stream|idle|alerts|feeds|push|handshakes|grpc-request|natsfanout> [--server HOST:PORT] [options]"
 
 CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the options.") {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -36,9 +36,14 @@ CommandRunner.run(usage: "USAGE: \(usage)\nRun 'coinwatch-bench --help' for the 
         return try GRPCRequestFile(options: options.defaultingDevices(to: 1)).run()
     case "handshakes":
         return try HandshakeBenchmark(options: options, resumes: !parsed.has("no-resume")).run()
+    case "natsfanout":
+        guard let servers = parsed["nats"]?.split(separator: ",").map(String.init), !servers.isEmpty else {
+            throw UsageError("natsfanout needs --nats nats://HOST:PORT[,…]")
+        }
+        return try NATSFanoutBenchmark(options: options, servers: servers).run()
     case let other?:
-        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds, push, handshakes or grpc-request")
+        throw UsageError("unknown mode '\(other)'; expected unary, stream, idle, alerts, feeds, push, handshakes, grpc-request or natsfanout")
     case nil:
-        throw UsageError("missing mode: unary, stream, idle, alerts, feeds, push, handshakes or grpc-request")
+        throw UsageError("missing mode: unary, stream, idle, alerts, feeds, push, handshakes, grpc-request or natsfanout")
     }
 }

@@ -17,15 +17,15 @@ import Synchronization
 ///
 /// nats.c's connection is thread-safe ("natsConnection … can be shared by threads"): publishes may come from
 /// several threads at once.
-final class NATSConnection: @unchecked Sendable {
+package final class NATSConnection: @unchecked Sendable {
     // @unchecked Sendable: `handle` is immutable after init and nats.c's connection object is thread-safe; the
     // event box is immutable apart from its atomics.
 
-    struct Options: Sendable {
+    package struct Options: Sendable {
         /// `nats://HOST:PORT` URLs (or `tls://…`); the library connects to one and learns the others.
         var servers: [String]
         /// The connection's name as servers show it (`connz`).
-        var name = "coinwatchd"
+        package var name = "coinwatchd"
         var user: String?
         var password: String?
         var token: String?
@@ -42,16 +42,16 @@ final class NATSConnection: @unchecked Sendable {
         var reconnectWaitMs: Int64 = 250
         /// Pings and the pings that may go unanswered: a server that stopped answering is given up after about
         /// interval × (outstanding + 1).
-        var pingIntervalMs: Int64 = 1_000
+        package var pingIntervalMs: Int64 = 1_000
         var maxPingsOut: Int32 = 2
 
-        init(servers: [String]) {
+        package init(servers: [String]) {
             self.servers = servers
         }
     }
 
     /// What the connection reports on its own, from nats.c's event thread.
-    enum Event: Sendable {
+    package enum Event: Sendable {
         case disconnected
         case reconnected(url: String)
         case closed
@@ -96,7 +96,7 @@ final class NATSConnection: @unchecked Sendable {
     ///
     /// Blocks the calling thread for up to the connect timeout per server: call it from a start-up or cluster
     /// thread, never from an event loop.
-    init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) throws(ClusterError) {
+    package init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) throws(ClusterError) {
         self.options = options
         let box = EventBox(onEvent: onEvent)
         events = box
@@ -211,7 +211,7 @@ final class NATSConnection: @unchecked Sendable {
 
     /// Publishes `data` on `subject` (core NATS: no acknowledgement). Buffered by the library and sent by its
     /// flusher thread; while reconnecting it is kept in the reconnect buffer.
-    func publish(_ subject: String, _ data: [UInt8]) throws(ClusterError) {
+    package func publish(_ subject: String, _ data: [UInt8]) throws(ClusterError) {
         let status = data.withUnsafeBytes { bytes in
             natsConnection_Publish(handle, subject, bytes.baseAddress, Int32(bytes.count))
         }
@@ -219,12 +219,12 @@ final class NATSConnection: @unchecked Sendable {
     }
 
     /// Waits until the server has processed everything published so far (a PING/PONG round trip).
-    func flush(timeoutMs: Int64) throws(ClusterError) {
+    package func flush(timeoutMs: Int64) throws(ClusterError) {
         try Self.check(natsConnection_FlushTimeout(handle, timeoutMs), "flushing")
     }
 
     /// A synchronous subscription: messages wait in the library's queue until `next` takes them.
-    func subscribe(_ subject: String) throws(ClusterError) -> NATSSubscription {
+    package func subscribe(_ subject: String) throws(ClusterError) -> NATSSubscription {
         var subscription: OpaquePointer?
         try Self.check(natsConnection_SubscribeSync(&subscription, handle, subject), "subscribing to \(subject)")
         guard let subscription else { throw ClusterError(code: .failed, message: "no subscription for \(subject)") }
@@ -235,7 +235,7 @@ final class NATSConnection: @unchecked Sendable {
     }
 
     /// Closes the connection (idempotent); subscriptions stop delivering, blocking calls return `closed`.
-    func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         natsConnection_Close(handle)
     }
@@ -275,7 +275,7 @@ final class NATSConnection: @unchecked Sendable {
 /// A synchronous subscription: the library queues messages (up to its pending limits), one CoinWatch thread takes
 /// them with `next`. nats.c: "natsSubscription_NextMsg … If the value is zero, then this call will not wait and
 /// return the next message that was pending in the client, and NATS_TIMEOUT otherwise".
-final class NATSSubscription: @unchecked Sendable {
+package final class NATSSubscription: @unchecked Sendable {
     // @unchecked Sendable: used by one thread at a time (`next`), `close` from any; nats.c's subscription is
     // thread-safe for unsubscribe.
     let handle: OpaquePointer
@@ -291,7 +291,7 @@ final class NATSSubscription: @unchecked Sendable {
     }
 
     /// The next message, or nil when none came within `timeoutMs` (0: only one already queued).
-    func next(timeoutMs: Int64, jetStream: Bool = false) throws(ClusterError) -> NATSMessage? {
+    package func next(timeoutMs: Int64, jetStream: Bool = false) throws(ClusterError) -> NATSMessage? {
         var message: OpaquePointer?
         let status = natsSubscription_NextMsg(&message, handle, timeoutMs)
         if status == NATS_TIMEOUT { return nil }
@@ -310,7 +310,7 @@ final class NATSSubscription: @unchecked Sendable {
     }
 
     /// Messages the library dropped for this subscription (past its pending limits).
-    var dropped: Int64 {
+    package var dropped: Int64 {
         var count: Int64 = 0
         _ = natsSubscription_GetDropped(handle, &count)
         return count
@@ -323,7 +323,7 @@ final class NATSSubscription: @unchecked Sendable {
 }
 
 /// A message copied out of the library (the C message is destroyed at once).
-struct NATSMessage: Sendable {
+package struct NATSMessage: Sendable {
     var subject: String
     var data: [UInt8]
     /// For a JetStream message: its stream sequence and how many more the consumer has after it.
