@@ -1,4 +1,5 @@
 import CNATS
+import Dispatch
 import Synchronization
 
 /// JetStream over one `NATSConnection`: streams, publishes with an acknowledgement (and with a condition on a
@@ -20,11 +21,29 @@ final class JetStream: @unchecked Sendable {
     /// How long a call waits for the server before `timeout`.
     let waitMs: Int64
     let counters: AsyncPublishCounters
+    /// A second context for `publishAll`: its acknowledgement handler records each message's own outcome.
+    private let batchHandle: OpaquePointer
+    private let batchAcks: BatchAcks
+    /// `publishAll` is called by one thread at a time (its outcomes are keyed by subject for one batch).
+    private let batchLock = Mutex(())
 
     /// Outcomes of the asynchronous publishes, written by nats.c's reply thread.
     final class AsyncPublishCounters: Sendable {
         let acknowledged = Atomic<Int>(0)
         let failed = Atomic<Int>(0)
+    }
+
+    /// The batch `publishAll` is waiting for: its messages by address (index in the batch) and their outcomes,
+    /// written by nats.c's reply thread, one signal per outcome. A message's address identifies it: the library
+    /// frees it only after its handler returned, so no later message can reuse the address while an earlier one's
+    /// late acknowledgement (after its batch gave up waiting) can still come; those are ignored.
+    final class BatchAcks: Sendable {
+        struct State {
+            var waiting: [Int: Int] = [:]
+            var outcomes: [Int: Result<UInt64, ClusterError>] = [:]
+        }
+        let state = Mutex(State())
+        let arrived = DispatchSemaphore(value: 0)
     }
 
     init(connection: NATSConnection, waitMs: Int64 = 5_000, maxPendingAsync: Int64 = 4_096) throws(ClusterError) {
@@ -52,10 +71,51 @@ final class JetStream: @unchecked Sendable {
         try NATSConnection.check(natsConnection_JetStream(&context, connection.handle, &options), "opening JetStream")
         guard let context else { throw ClusterError(code: .failed, message: "natsConnection_JetStream returned nothing") }
         handle = context
+
+        let batchAcks = BatchAcks()
+        self.batchAcks = batchAcks
+        var batchOptions = jsOptions()
+        try NATSConnection.check(jsOptions_Init(&batchOptions), "initialising the JetStream options")
+        batchOptions.Wait = waitMs
+        batchOptions.PublishAsync.MaxPending = maxPendingAsync
+        // "invoked for every asynchronous published message, either as a positive result, or with the error
+        // encountered when publishing that message" (jsOptions.PublishAsync.AckHandler); it only records.
+        batchOptions.PublishAsync.AckHandler = { _, message, ack, failure, closure in
+            guard let closure, let message else { return }
+            let acks = Unmanaged<BatchAcks>.fromOpaque(closure).takeUnretainedValue()
+            let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? "?"
+            let outcome: Result<UInt64, ClusterError>
+            if let failure {
+                if failure.pointee.ErrCode == JSStreamWrongLastSequenceErr {
+                    outcome = .failure(ClusterError(code: .conflict, message: "\(subject): wrong last sequence"))
+                } else if failure.pointee.Err == NATS_NO_RESPONDERS {
+                    outcome = .failure(ClusterError(code: .unavailable, message: "publishing on \(subject): no stream answered"))
+                } else {
+                    outcome = .failure(NATSConnection.error(failure.pointee.Err, "publishing on \(subject)"))
+                }
+            } else if let ack {
+                outcome = .success(ack.pointee.Sequence)
+            } else {
+                outcome = .failure(ClusterError(code: .failed, message: "publishing on \(subject): no acknowledgement"))
+            }
+            let counted = acks.state.withLock { state -> Bool in
+                guard let index = state.waiting.removeValue(forKey: Int(bitPattern: message)) else { return false }
+                state.outcomes[index] = outcome
+                return true
+            }
+            if counted { acks.arrived.signal() }
+            // "the library will destroy the message" when the handler returns.
+        }
+        batchOptions.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(batchAcks).toOpaque()
+        var batchContext: OpaquePointer?
+        try NATSConnection.check(natsConnection_JetStream(&batchContext, connection.handle, &batchOptions), "opening JetStream")
+        guard let batchContext else { throw ClusterError(code: .failed, message: "natsConnection_JetStream returned nothing") }
+        batchHandle = batchContext
     }
 
     deinit {
         jsCtx_Destroy(handle)
+        jsCtx_Destroy(batchHandle)
     }
 
     // MARK: Streams
@@ -152,6 +212,69 @@ final class JetStream: @unchecked Sendable {
             throw NATSConnection.error(status, "publishing on \(subject)")
         }
         return ack?.pointee.Sequence ?? 0
+    }
+
+    /// Publishes every message at once, each with its own expectation, and waits for all their acknowledgements:
+    /// one round trip for the batch instead of one per message. Subjects must be distinct (a second write of a
+    /// subject would rest on the first's sequence: publish it in a later batch). Returns each message's stream
+    /// sequence or error, in order; a message not acknowledged within the wait is `timeout` (it may still be
+    /// stored, as with `publish`).
+    func publishAll(_ messages: [(subject: String, data: [UInt8], expectation: Expectation)])
+        -> [Result<UInt64, ClusterError>]
+    {
+        batchLock.withLock { _ in
+            // A signal left by an earlier batch's late message was not counted (`waiting` no longer had it), but
+            // one counted after that batch stopped waiting was: take those back first.
+            while batchAcks.arrived.wait(timeout: .now()) == .success {}
+            batchAcks.state.withLock { $0 = BatchAcks.State() }
+            var immediate: [Int: Result<UInt64, ClusterError>] = [:]
+            var sent = 0
+            for (index, message) in messages.enumerated() {
+                var options = jsPubOptions()
+                _ = jsPubOptions_Init(&options)
+                switch message.expectation {
+                case .none: break
+                case .noMessage: options.ExpectNoMessage = true
+                case .lastSequence(let sequence): options.ExpectLastSubjectSeq = sequence
+                }
+                options.MaxWait = waitMs
+                var natsMessage: OpaquePointer?
+                let created = message.data.withUnsafeBytes { bytes in
+                    natsMsg_Create(&natsMessage, message.subject, nil, bytes.baseAddress, Int32(bytes.count))
+                }
+                guard created == NATS_OK, let natsMessage else {
+                    immediate[index] = .failure(NATSConnection.error(created, "publishing on \(message.subject)"))
+                    continue
+                }
+                let address = Int(bitPattern: natsMessage)
+                // Known before it is sent: its acknowledgement may come back before js_PublishMsgAsync returns.
+                batchAcks.state.withLock { $0.waiting[address] = index }
+                var owned: OpaquePointer? = natsMessage
+                // On success the library takes the message ("msg will be set to NULL"); otherwise it is ours.
+                let status = js_PublishMsgAsync(batchHandle, &owned, &options)
+                if status == NATS_OK {
+                    sent += 1
+                } else {
+                    batchAcks.state.withLock { _ = $0.waiting.removeValue(forKey: address) }
+                    natsMsg_Destroy(owned)
+                    immediate[index] = .failure(NATSConnection.error(status, "publishing on \(message.subject)"))
+                }
+            }
+            // The library times each message out after `waitMs` (its handler then reports the timeout); a second
+            // wait's worth covers its timer.
+            let deadline = DispatchTime.now() + .milliseconds(Int(2 * waitMs))
+            for _ in 0..<sent where batchAcks.arrived.wait(timeout: deadline) == .timedOut {
+                break
+            }
+            let outcomes = batchAcks.state.withLock { state in
+                state.waiting.removeAll()
+                return state.outcomes
+            }
+            return messages.indices.map { index in
+                immediate[index] ?? outcomes[index]
+                    ?? .failure(ClusterError(code: .timeout, message: "publishing on \(messages[index].subject): no acknowledgement in time"))
+            }
+        }
     }
 
     /// Publishes without waiting; the acknowledgement is counted in `counters` when it comes. Blocks only while
@@ -303,6 +426,13 @@ final class KeyValueBucket: @unchecked Sendable {
     @discardableResult
     func update(_ key: String, _ value: [UInt8], revision: UInt64) throws(ClusterError) -> UInt64 {
         try jetStream.publish(subject(key), value, expecting: revision == 0 ? .noMessage : .lastSequence(revision))
+    }
+
+    /// `update` for several distinct keys at once (one round trip for them all); each result as `update`'s.
+    func updateAll(_ writes: [(key: String, value: [UInt8], revision: UInt64)]) -> [Result<UInt64, ClusterError>] {
+        jetStream.publishAll(writes.map { write in
+            (subject(write.key), write.value, write.revision == 0 ? .noMessage : .lastSequence(write.revision))
+        })
     }
 
     /// Every current value of the keys matching `filter` (`>` for all, `arm.07.>` for a prefix): a watch that

@@ -109,21 +109,39 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
 
     // MARK: SettingsReplicator (the settings writer's thread)
 
+    /// A round's writes go out together, each conditional on its own device's revision, and the round waits for
+    /// all their acknowledgements at once: one round trip to JetStream per round, not one per device. A device
+    /// written twice in a round goes again in a following batch, resting on the first write's revision.
     func replicate(_ writes: [SettingsReplicaWrite]) -> [SettingsReplicaOutcome] {
-        writes.map { write -> SettingsReplicaOutcome in
-            let expected = revisions.withLock { $0[write.device.rawValue] ?? 0 }
-            do throws(ClusterError) {
-                let revision = try bucket.update(Self.key(write.device), write.record ?? [], revision: expected)
-                revisions.withLock { $0[write.device.rawValue] = max($0[write.device.rawValue] ?? 0, revision) }
-                return .stored
-            } catch {
-                if error.code == .conflict {
-                    conflicts.add(1, ordering: .relaxed)
-                    return .conflict
-                }
-                return .failed(RPCError(code: .unavailable, message: "settings not replicated: \(error.message)"))
+        var outcomes = [SettingsReplicaOutcome?](repeating: nil, count: writes.count)
+        var remaining = Array(writes.indices)
+        while !remaining.isEmpty {
+            var devices = Set<String>()
+            var batch: [Int] = []
+            var later: [Int] = []
+            for index in remaining {
+                if devices.insert(writes[index].device.rawValue).inserted { batch.append(index) } else { later.append(index) }
             }
+            let expected = revisions.withLock { revisions in batch.map { revisions[writes[$0].device.rawValue] ?? 0 } }
+            let results = bucket.updateAll(zip(batch, expected).map { index, revision in
+                (Self.key(writes[index].device), writes[index].record ?? [], revision)
+            })
+            for (index, result) in zip(batch, results) {
+                let device = writes[index].device.rawValue
+                switch result {
+                case .success(let revision):
+                    revisions.withLock { $0[device] = max($0[device] ?? 0, revision) }
+                    outcomes[index] = .stored
+                case .failure(let error) where error.code == .conflict:
+                    conflicts.add(1, ordering: .relaxed)
+                    outcomes[index] = .conflict
+                case .failure(let error):
+                    outcomes[index] = .failed(RPCError(code: .unavailable, message: "settings not replicated: \(error.message)"))
+                }
+            }
+            remaining = later
         }
+        return outcomes.map { $0! }
     }
 
     func refresh(_ device: DeviceID) -> SettingsReplicaRefresh {

@@ -69,6 +69,49 @@ struct JetStreamTests {
         #expect(outcomes.keys == ["phone-1", "phone-2"])
     }
 
+    /// What a batch of conditional writes came to: each result's revision or error code, in order, and the values.
+    struct BatchOutcome: Sendable {
+        var results: [String] = []
+        var values: [String: [UInt8]] = [:]
+        var revisionsMatch = false
+    }
+
+    @Test("conditional writes of several keys in one batch: each gets its own outcome, in order")
+    func aBatchOfConditionalWrites() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let outcome = try await onOwnThread { () throws -> BatchOutcome in
+            let connection = try testConnection(urls)
+            let jetStream = try JetStream(connection: connection)
+            let bucket = try jetStream.keyValue(.init(name: "t-batch"))
+            let existing = try bucket.create("kept", [1])
+            let moved = try bucket.create("moved", [1])
+            _ = try bucket.update("moved", [2], revision: moved)
+            let results = bucket.updateAll([
+                ("fresh", [10], 0),  // a create
+                ("kept", [11], existing),  // the revision it rests on
+                ("moved", [12], moved),  // a stale revision: another writer moved it
+                ("taken", [13], 0),  // a create
+            ])
+            // A key goes once per batch; a second create of it, in the next batch, finds the first's value.
+            let again = bucket.updateAll([("taken", [14], 0)])
+            var outcome = BatchOutcome()
+            outcome.results = (results + again).map { result in
+                switch result {
+                case .success: "stored"
+                case .failure(let error): error.code.name
+                }
+            }
+            for key in ["fresh", "kept", "moved", "taken"] { outcome.values[key] = try bucket.get(key)?.value }
+            let revisions = results.compactMap { try? $0.get() }
+            outcome.revisionsMatch = try revisions == [bucket.get("fresh")?.revision, bucket.get("kept")?.revision, bucket.get("taken")?.revision].compactMap { $0 }
+            return outcome
+        }
+        #expect(outcome.results == ["stored", "stored", "conflict", "stored", "conflict"])
+        #expect(outcome.values == ["fresh": [10], "kept": [11], "moved": [2], "taken": [13]])
+        #expect(outcome.revisionsMatch, "each success reports the revision the bucket holds")
+    }
+
     @Test func anOrderedConsumerStartsWhereItIsTold() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let urls = nats.urls
