@@ -349,7 +349,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchClusterTests",
             dependencies: [
-                "CoinWatchCluster", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchCluster", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
                 "CoinWatchService", "CoinWatchStore", "CoinWatchTestSupport",
             ],
             swiftSettings: swiftSettings

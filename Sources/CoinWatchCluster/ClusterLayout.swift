@@ -11,6 +11,10 @@ enum ClusterLayout {
     /// How long the replay log keeps ticks: far longer than any failover window.
     static let priceStreamMaxAgeNs: Int64 = 15 * 60 * 1_000_000_000
 
+    /// The header in which a bus message carries when its publisher handed it to the library (wall-clock
+    /// milliseconds), so a receiver can tell a tick that waited out a partition from a fresh one.
+    static let sentHeader = "Coinwatch-Sent-Ms"
+
     /// Symbol → last tick, for the snapshot of a node that starts or reconnects.
     static let lastPricesBucket = "coinwatch-prices"
     /// Device → settings record: the store of record in cluster mode.

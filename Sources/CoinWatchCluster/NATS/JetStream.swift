@@ -278,12 +278,28 @@ final class JetStream: @unchecked Sendable {
     }
 
     /// Publishes without waiting; the acknowledgement is counted in `counters` when it comes. Blocks only while
-    /// `maxPendingAsync` publishes are unacknowledged (the library's stall wait), which bounds memory.
-    func publishAsync(_ subject: String, _ data: [UInt8]) throws(ClusterError) {
-        let status = data.withUnsafeBytes { bytes in
-            js_PublishAsync(handle, subject, bytes.baseAddress, Int32(bytes.count), nil)
+    /// `maxPendingAsync` publishes are unacknowledged (the library's stall wait), which bounds memory. With
+    /// `headers`, the message carries them (name, value).
+    func publishAsync(_ subject: String, _ data: [UInt8], headers: [(String, String)] = []) throws(ClusterError) {
+        guard !headers.isEmpty else {
+            let status = data.withUnsafeBytes { bytes in
+                js_PublishAsync(handle, subject, bytes.baseAddress, Int32(bytes.count), nil)
+            }
+            try NATSConnection.check(status, "publishing on \(subject)")
+            return
         }
-        try NATSConnection.check(status, "publishing on \(subject)")
+        var message: OpaquePointer?
+        let created = data.withUnsafeBytes { bytes in
+            natsMsg_Create(&message, subject, nil, bytes.baseAddress, Int32(bytes.count))
+        }
+        try NATSConnection.check(created, "publishing on \(subject)")
+        // "the user should always call natsMsg_Destroy, regardless of success or failure" (js_PublishMsgAsync):
+        // on success the library has cleared the pointer and the call does nothing.
+        defer { natsMsg_Destroy(message) }
+        for (name, value) in headers {
+            try NATSConnection.check(natsMsgHeader_Set(message, name, value), "setting the header \(name)")
+        }
+        try NATSConnection.check(js_PublishMsgAsync(handle, &message, nil), "publishing on \(subject)")
     }
 
     /// Waits until every asynchronous publish so far is acknowledged (or failed).

@@ -329,6 +329,8 @@ package struct NATSMessage: Sendable {
     /// For a JetStream message: its stream sequence and how many more the consumer has after it.
     var streamSequence: UInt64 = 0
     var pending: UInt64 = 0
+    /// The bus's hand-off stamp (`ClusterLayout.sentHeader`), when the message carries one.
+    var sentMs: Int64?
 
     init(subject: String, data: [UInt8], streamSequence: UInt64 = 0, pending: UInt64 = 0) {
         self.subject = subject
@@ -344,6 +346,10 @@ package struct NATSMessage: Sendable {
             data = [UInt8](UnsafeRawBufferPointer(start: bytes, count: length))
         } else {
             data = []
+        }
+        var stamp: UnsafePointer<CChar>?
+        if natsMsgHeader_Get(message, ClusterLayout.sentHeader, &stamp) == NATS_OK, let stamp {
+            sentMs = Int64(String(cString: stamp))
         }
         if jetStream {
             var meta: UnsafeMutablePointer<jsMsgMetaData>?

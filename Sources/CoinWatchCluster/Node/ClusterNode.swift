@@ -180,6 +180,7 @@ public final class ClusterNode: @unchecked Sendable {
             status.ticksPublished = counters.published
             status.ticksReceived = counters.received
             status.publishFailures = counters.publishFailures + jetStream.counters.failed.load(ordering: .relaxed)
+            status.staleTicksDropped = counters.staleDropped
         }
         if let settings {
             status.settingsLag = settings.pendingAtLastRead.load(ordering: .relaxed)

@@ -43,6 +43,9 @@ extension ClusterStatus {
                      [MetricSample([], ticksReceived)]),
             .counter("coinwatch_cluster_publish_failures_total",
                      help: "Price ticks the bus could not publish, and asynchronous JetStream writes that failed.", [MetricSample([], publishFailures)]),
+            .counter("coinwatch_cluster_stale_ticks_dropped_total",
+                     help: "Price ticks dropped for reaching the bus or a node later than the price max age (a partition).",
+                     [MetricSample([], staleTicksDropped)]),
         ]
     }
 }

@@ -32,6 +32,8 @@ public struct ClusterStatus: Sendable, Equatable {
     public var ticksPublished = 0
     public var ticksReceived = 0
     public var publishFailures = 0
+    /// Ticks dropped for having waited longer than the bus's bound (a partition, a stalled library).
+    public var staleTicksDropped = 0
 
     public init() {}
 }

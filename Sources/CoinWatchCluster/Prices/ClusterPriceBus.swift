@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
@@ -5,6 +6,10 @@ import CoinWatchRPC
 import CoinWatchService
 import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The price bus: what is published on this node goes to NATS once, and what NATS carries goes into this node's hub.
 ///
@@ -14,6 +19,15 @@ import Synchronization
 ///   as the server routes it), then the batch's last tick of each symbol to the last-prices bucket.
 /// - `cw-cluster-bus` reads the subscription on `coinwatch.prices.*` and hands what arrived, in arrival order and
 ///   in batches, to `PriceHub.deliver`. Each stream's sequence is made by the hub, so it stays gapless.
+///
+/// A tick is news only while it is fresh. One that waited longer than `maxDelayMs` between being handed to the bus
+/// and reaching a node — a node cut off from NATS queues what its feed produces, and the library keeps what it was
+/// given in its reconnect buffer, all of it published when the connection comes back — is dropped and counted
+/// (`staleDropped`): by the publisher while it waits in the bus's queue (nothing is handed to the library while
+/// the connection is down), and by every receiver by the hand-off stamp each message carries
+/// (`ClusterLayout.sentHeader`). Otherwise a node that reconnects after minutes would set every node's prices back
+/// to what they were when it was cut off, and the alert engine would see a crossing between a fresh price and an
+/// old one. The bound is the price max age (10 s): the clocks of two nodes differ by far less.
 ///
 /// Before the first live tick is read, the last-prices bucket is read into the hub (a price newer than the one
 /// the hub has is delivered as a tick), so a `StreamPrices` call gets a correct snapshot on a node that just
@@ -28,10 +42,13 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         var publishFailures = 0
         var undecodable = 0
         var droppedWhileQueued = 0
+        /// Ticks dropped for having waited longer than `maxDelayMs` (here in the queue, or on the way here).
+        var staleDropped = 0
     }
 
     private struct Queue {
-        var ticks: [PriceTick] = []
+        /// Each tick with the moment (monotonic nanoseconds) it was handed to the bus.
+        var ticks: [(tick: PriceTick, queuedAt: Int64)] = []
         var publisherAsleep = false
         var stopping = false
     }
@@ -43,6 +60,8 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     let logger: Logger
     /// Ticks waiting for the publisher; past this many (NATS unreachable for long) the oldest are dropped.
     let queueLimit: Int
+    /// How old a tick may be when it is published or received; older ones are dropped.
+    let maxDelayMs: Int64
     private let queue = Mutex(Queue())
     private let publisherWake = DispatchSemaphore(value: 0)
     private let counters = Mutex(Counters())
@@ -52,13 +71,14 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     private var subscription: NATSSubscription?
 
     init(connection: NATSConnection, jetStream: JetStream, lastPrices: KeyValueBucket, hub: PriceHub, logger: Logger,
-         queueLimit: Int = 100_000) {
+         queueLimit: Int = 100_000, maxDelayMs: Int64 = 10_000) {
         self.connection = connection
         self.jetStream = jetStream
         self.lastPrices = lastPrices
         self.hub = hub
         self.logger = logger
         self.queueLimit = queueLimit
+        self.maxDelayMs = maxDelayMs
     }
 
     var stats: Counters { counters.withLock { $0 } }
@@ -104,9 +124,10 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     // MARK: Publishing (any thread → cw-cluster-pub)
 
     func publish(_ ticks: [PriceTick]) {
+        let now = MonotonicClock.nanoseconds()
         let wake = queue.withLock { queue -> Bool in
             guard !queue.stopping else { return false }
-            queue.ticks.append(contentsOf: ticks)
+            queue.ticks.append(contentsOf: ticks.lazy.map { ($0, now) })
             if queue.ticks.count > queueLimit {
                 let excess = queue.ticks.count - queueLimit
                 queue.ticks.removeFirst(excess)
@@ -119,8 +140,14 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     }
 
     private func runPublisher() {
-        var batch: [PriceTick] = []
+        var batch: [(tick: PriceTick, queuedAt: Int64)] = []
         while true {
+            // While the connection is down nothing is handed to the library (its reconnect buffer would publish
+            // it however old on reconnecting): the ticks wait here, where their age is checked.
+            if connection.state != .connected && !stopping.load(ordering: .relaxed) {
+                usleep(50_000)
+                continue
+            }
             let stop = queue.withLock { queue -> Bool? in
                 if !queue.ticks.isEmpty {
                     swap(&batch, &queue.ticks)
@@ -138,12 +165,16 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             case false?:
                 break
             }
+            let oldest = MonotonicClock.nanoseconds() - maxDelayMs * 1_000_000
+            let stale = batch.count
+            batch.removeAll { $0.queuedAt < oldest }
+            let headers = [(ClusterLayout.sentHeader, String(WallClock.milliseconds()))]
             var latest: [String: [UInt8]] = [:]
             var failures = 0
-            for tick in batch {
+            for (tick, _) in batch {
                 let bytes = tick.message.serializedBytes()
                 do {
-                    try jetStream.publishAsync(ClusterLayout.priceSubject(tick.symbol.rawValue), bytes)
+                    try jetStream.publishAsync(ClusterLayout.priceSubject(tick.symbol.rawValue), bytes, headers: headers)
                 } catch {
                     failures += 1
                 }
@@ -151,7 +182,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             }
             for (symbol, bytes) in latest {
                 do {
-                    try jetStream.publishAsync(lastPrices.subject(symbol), bytes)
+                    try jetStream.publishAsync(lastPrices.subject(symbol), bytes, headers: headers)
                 } catch {
                     failures += 1
                 }
@@ -160,6 +191,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             counters.withLock { counters in
                 counters.published += published - min(failures, published)
                 counters.publishFailures += failures
+                counters.staleDropped += stale - published
             }
             batch.removeAll(keepingCapacity: true)
         }
@@ -182,22 +214,28 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             }
             guard let first else { continue }
             var undecodable = 0
-            append(first, to: &batch, undecodable: &undecodable)
+            var stale = 0
+            append(first, to: &batch, undecodable: &undecodable, stale: &stale)
             // Everything already queued goes to the hub in one delivery.
             while batch.count < 1_024, let next = try? subscription.next(timeoutMs: 0) {
-                append(next, to: &batch, undecodable: &undecodable)
+                append(next, to: &batch, undecodable: &undecodable, stale: &stale)
             }
             let count = batch.count
             counters.withLock { counters in
                 counters.received += count
                 counters.undecodable += undecodable
+                counters.staleDropped += stale
             }
             if !batch.isEmpty { hub.deliver(batch) }
             batch.removeAll(keepingCapacity: true)
         }
     }
 
-    private func append(_ message: NATSMessage, to batch: inout [PriceTick], undecodable: inout Int) {
+    private func append(_ message: NATSMessage, to batch: inout [PriceTick], undecodable: inout Int, stale: inout Int) {
+        if let sent = message.sentMs, WallClock.milliseconds() - sent > maxDelayMs {
+            stale += 1
+            return
+        }
         if let tick = Self.decode(message.data) {
             batch.append(tick)
         } else {

@@ -21,6 +21,7 @@ import Testing
         status.ticksPublished = 10
         status.ticksReceived = 30
         status.publishFailures = 0
+        status.staleTicksDropped = 7
         return status
     }
 
@@ -48,6 +49,7 @@ import Testing
             "coinwatch_cluster_ticks_published_total 10",
             "coinwatch_cluster_ticks_received_total 30",
             "coinwatch_cluster_publish_failures_total 0",
+            "coinwatch_cluster_stale_ticks_dropped_total 7",
             "# TYPE coinwatch_cluster_nats_reconnects_total counter",
             "# TYPE coinwatch_cluster_owned_shards gauge",
         ] {
@@ -58,7 +60,7 @@ import Testing
     @Test("every family exists before the node has a lease or a member, at 0")
     func fresh() {
         let families = ClusterStatus().metricFamilies
-        #expect(families.count == 14)
+        #expect(families.count == 15)
         let state = families.first { $0.name == "coinwatch_cluster_nats_state" }
         #expect(state?.samples.map(\.value) == [1, 0, 0, 0, 0], "a node starts connecting")
         for family in families where !family.name.hasPrefix("coinwatch_cluster_lease_") && family.name != "coinwatch_cluster_node_info"

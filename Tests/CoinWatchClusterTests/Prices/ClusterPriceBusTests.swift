@@ -1,6 +1,8 @@
 @testable import CoinWatchCluster
+import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
+import CoinWatchProto
 import CoinWatchService
 import CoinWatchTestSupport
 import Foundation
@@ -19,7 +21,7 @@ struct ClusterPriceBusTests {
         let bus: ClusterPriceBus
         let applied = Recorder()
 
-        init(_ urls: String) throws {
+        init(_ urls: String, maxDelayMs: Int64 = 10_000) throws {
             connection = try testConnection(urls)
             jetStream = try JetStream(connection: connection)
             try jetStream.ensureStream(.init(
@@ -29,7 +31,8 @@ struct ClusterPriceBusTests {
             let applied = self.applied
             hub = try PriceHub(onTicks: { ticks in applied.ticks.withLock { $0 += ticks } })
             bus = ClusterPriceBus(
-                connection: connection, jetStream: jetStream, lastPrices: lastPrices, hub: hub, logger: .disabled)
+                connection: connection, jetStream: jetStream, lastPrices: lastPrices, hub: hub, logger: .disabled,
+                maxDelayMs: maxDelayMs)
             try bus.start()
         }
 
@@ -74,6 +77,57 @@ struct ClusterPriceBusTests {
             #expect(node.hub.latestPrice(of: try Symbol(validating: "BTC"))?.price == ExactDecimal(Int64(250)))
         }
         #expect(nodes.allSatisfy { $0.bus.stats.undecodable == 0 })
+    }
+
+    @Test("a tick that reaches a node later than the bound is dropped; fresh and unstamped ones are applied")
+    func aStaleTickIsDroppedByTheReceiver() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let node = try await onOwnThread { try Node(urls) }
+        defer { node.stop() }
+        try await onOwnThread {
+            let publisher = try testConnection(urls)
+            defer { publisher.close() }
+            let jetStream = try JetStream(connection: publisher)
+            let subject = ClusterLayout.priceSubject("BTC")
+            let now = WallClock.milliseconds()
+            // Handed to the bus a minute ago (waited out a partition), then one just now, then one without a stamp.
+            try jetStream.publishAsync(subject, Self.tick(1).message.serializedBytes(),
+                                       headers: [(ClusterLayout.sentHeader, "\(now - 60_000)")])
+            try jetStream.publishAsync(subject, Self.tick(2).message.serializedBytes(),
+                                       headers: [(ClusterLayout.sentHeader, "\(now)")])
+            try jetStream.publishAsync(subject, Self.tick(3).message.serializedBytes())
+            try jetStream.waitForAsyncPublishes(timeoutMs: 10_000)
+        }
+        let arrived = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { node.prices.count >= 2 }
+        #expect(arrived)
+        #expect(node.prices == ["2", "3"], "the stale tick came first on the same subject, so it was seen and dropped")
+        #expect(node.bus.stats.staleDropped == 1)
+    }
+
+    @Test("ticks published while the connection is down wait in the bus, and those older than the bound are dropped")
+    func ticksQueuedThroughAnOutageAgeOut() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (cut, other) = try await onOwnThread { (try Node(urls, maxDelayMs: 5_000), try Node(urls)) }
+        defer { cut.stop(); other.stop() }
+        nats.servers[0].kill()
+        let down = await eventually(timeout: .seconds(30), interval: .milliseconds(20)) { cut.connection.state != .connected }
+        #expect(down)
+        #expect(cut.hub.publish([Self.tick(10)]) == 1)
+        // Past the bound while still cut off, then the server comes back and a fresh tick follows (which has the
+        // whole bound, 5 s, to be published: a busy machine cannot make it stale).
+        try await Task.sleep(for: .milliseconds(5_500))
+        try await nats.servers[0].start()
+        let back = await eventually(timeout: .seconds(30), interval: .milliseconds(20)) {
+            cut.connection.state == .connected && other.connection.state == .connected
+        }
+        #expect(back)
+        #expect(cut.hub.publish([Self.tick(11)]) == 1)
+        let arrived = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { other.prices.contains("11") }
+        #expect(arrived)
+        #expect(!other.prices.contains("10"), "\(other.prices)")
+        #expect(cut.bus.stats.staleDropped == 1)
     }
 
     @Test func aNodeThatStartsLaterServesTheLastPrices() async throws {
