@@ -187,6 +187,11 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
                     failures += 1
                 }
             }
+            // Written now rather than when the library's flusher thread gets to it: measured, a tick otherwise
+            // waited about a millisecond in the library's buffer (1 subscriber, p50 1.6 → 0.74 ms through the
+            // bus). The flush's round trip blocks only this thread, and what is queued meanwhile goes in the next
+            // batch, so a flood loses nothing (742,738 deliveries/s beside 652,833 without it, one run each).
+            try? connection.flush(timeoutMs: 1_000)
             let published = batch.count
             counters.withLock { counters in
                 counters.published += published - min(failures, published)
