@@ -1,4 +1,4 @@
-import CoinWatchProto
+@testable import CoinWatchProto
 import Testing
 
 /// The proto3 JSON mapping's rules, one by one, on the generated messages.
@@ -127,6 +127,39 @@ struct JSONMappingTests {
             error?.message == #"coinwatch.v1.SaveSettingsRequest.setRules["BTC"].below.mantissa: "#
                 + "expected an integer (a number or a string), got a boolean"
         )
+    }
+
+    @Test("written strings: every escape at the start, middle and end of a run, and decoding gives the text back")
+    func writtenStrings() throws {
+        let pieces = ["a", "\"", "\\", "\n", "\r", "\t", "\u{1}", "\u{1F}", "\u{7F}", "é", "€", "😀", "zz"]
+        var generator = SystemRandomNumberGenerator()
+        var texts = pieces + pieces.map { $0 + $0 } + ["", "plain-id-123"]
+        for _ in 0..<300 {
+            texts.append((0..<Int.random(in: 1...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined())
+        }
+        for text in texts where !text.contains("\u{0}") {
+            // The byte-by-byte reference: escape a quote, a backslash and every control character, nothing else.
+            var expected = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": expected += "\\\""
+                case "\\": expected += "\\\\"
+                case "\n": expected += "\\n"
+                case "\r": expected += "\\r"
+                case "\t": expected += "\\t"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    expected += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: expected.unicodeScalars.append(scalar)
+                }
+            }
+            expected += "\""
+            var written: [UInt8] = []
+            JSONWriter.appendQuoted(text, to: &written)
+            #expect(String(decoding: written, as: UTF8.self) == expected, "\(Array(text.unicodeScalars))")
+            let json = #"{"deviceId":"# + String(decoding: written, as: UTF8.self) + "}"
+            #expect(try decode(V1.GetSettingsRequest.self, json).deviceID == text)
+        }
     }
 
     @Test("strings: escapes and surrogate pairs decode, control characters are escaped, U+0000 is refused")
