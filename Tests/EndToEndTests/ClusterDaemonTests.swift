@@ -409,6 +409,13 @@ struct ClusterDaemonTests {
         #expect(cStopped, "c still owns shards it can no longer renew")
         let after = await Self.ownedShards(clients) ?? []
         #expect(takenOver, "a and b did not take c's shards: \(after)")
+        // c's control thread sends nothing while cut off, so it sees its leases lapse on time too (it does not wait
+        // out a NATS timeout per lease): Health lists none of them.
+        let released = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            guard let leases = try? await clients[2].healthCheck(timeout: .seconds(5)).cluster?.leases else { return false }
+            return !leases.contains { $0.key.hasPrefix("shard.") }
+        }
+        #expect(released)
     }
 
     @Test func theLiveFeedRunsOnOneNodeAndMovesWhenItDies() async throws {

@@ -67,7 +67,11 @@ final class LeaseKeeper {
 
     /// Renews what is held and due, drops what is no longer valid or no longer wanted, tries to take what is wanted
     /// and free. Returns what changed, losses first (a caller stops acting on them before starting anything new).
-    func tick() -> [Change] {
+    ///
+    /// With `connected` false (the node's NATS connection is down) nothing is sent: each write would wait out its
+    /// timeout, one lease after another, and the expiries behind it would be seen that much late. Only what the
+    /// clock says has lapsed (or is no longer wanted) is dropped.
+    func tick(connected: Bool = true) -> [Change] {
         var lost: [Change] = []
         var gained: [Change] = []
         let value = Array("node=\(nodeID)".utf8)
@@ -85,7 +89,7 @@ final class LeaseKeeper {
                 lost.append(.lost(key: key, reason: "released"))
                 continue
             }
-            guard current - lease.renewedAt >= renewEveryNs else { continue }
+            guard connected, current - lease.renewedAt >= renewEveryNs else { continue }
             do {
                 let revision = try bucket.update(key, value, revision: lease.revision)
                 held[key] = Lease(
@@ -100,7 +104,7 @@ final class LeaseKeeper {
                 // unavailable / timeout: keep acting while the last renewal is valid, try again next tick.
             }
         }
-        for key in wanted.sorted() where held[key] == nil {
+        for key in wanted.sorted() where connected && held[key] == nil {
             let sent = now()
             do {
                 let revision = try bucket.create(key, value)

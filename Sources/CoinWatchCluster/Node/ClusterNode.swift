@@ -202,13 +202,15 @@ public final class ClusterNode: @unchecked Sendable {
                 handle(event)
             }
             let now = MonotonicClock.nanoseconds()
-            if now >= nextHeartbeat {
+            // Cut off from NATS, every call would wait out its timeout: leases only lapse by the clock then.
+            let connected = connection.state == .connected
+            if connected && now >= nextHeartbeat {
                 nextHeartbeat = now + configuration.heartbeat.inNanoseconds
                 heartbeat()
             }
             if let leases {
                 leases.want(wantedLeases())
-                apply(leases.tick())
+                apply(leases.tick(connected: connected))
                 // Renewals move each shard's deadline on (acquisitions and losses were applied above).
                 for lease in leases.held.values {
                     if let shard = ClusterShards.shard(ofLeaseKey: lease.key) { shards.hold(shard, until: lease.validUntil) }

@@ -107,4 +107,31 @@ struct LeaseKeeperTests {
         #expect(outcome.passedOn)
         #expect(outcome.oldHolderStopped)
     }
+
+    @Test("cut off from NATS, a holder sends nothing and drops each lease when its own clock says it lapsed")
+    func aCutOffHolderLetsItsLeasesLapseByTheClock() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let clock = Mutex<Int64>(0)
+        let (taken, early, late, created) = try await onOwnThread { () throws -> ([String], [LeaseKeeper.Change], [LeaseKeeper.Change], Bool) in
+            let connection = try testConnection(urls)
+            defer { connection.close() }
+            let bucket = try JetStream(connection: connection).keyValue(.init(name: "t-cut", ttlNs: 2_000_000_000))
+            let keeper = LeaseKeeper(bucket: bucket, nodeID: "cut", ttl: .seconds(2), now: { clock.withLock { $0 } })
+            keeper.want(["shard.01", "shard.02"])
+            let taken = keeper.tick().map(\.key)
+            keeper.want(["shard.01", "shard.02", "shard.03"])
+            // Still valid (TTL 2 s less the 1/6 margin): kept, neither renewed nor is shard.03 tried.
+            clock.withLock { $0 = 1_500_000_000 }
+            let early = keeper.tick(connected: false)
+            let created = (try? bucket.get("shard.03")) != nil
+            clock.withLock { $0 = 1_700_000_000 }
+            let late = keeper.tick(connected: false)
+            return (taken, early, late, created)
+        }
+        #expect(taken == ["shard.01", "shard.02"])
+        #expect(early.isEmpty)
+        #expect(!created, "nothing is written while cut off")
+        #expect(late.map(\.key) == ["shard.01", "shard.02"])
+    }
 }
