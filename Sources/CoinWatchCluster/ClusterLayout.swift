@@ -11,6 +11,10 @@ enum ClusterLayout {
     /// How long the replay log keeps ticks: far longer than any failover window.
     static let priceStreamMaxAgeNs: Int64 = 15 * 60 * 1_000_000_000
 
+    /// Alerts an owner fired, for the other nodes' StreamAlerts calls: one subject per shard (`NN`, two digits).
+    static func alertSubject(shard: Int) -> String { shard < 10 ? "coinwatch.alerts.0\(shard)" : "coinwatch.alerts.\(shard)" }
+    static let alertSubjects = "coinwatch.alerts.*"
+
     /// The header in which a bus message carries when its publisher handed it to the library (wall-clock
     /// milliseconds), so a receiver can tell a tick that waited out a partition from a fresh one.
     static let sentHeader = "Coinwatch-Sent-Ms"

@@ -32,6 +32,7 @@ public final class ClusterNode: @unchecked Sendable {
     private var service: CoinWatchService?
     private var bus: ClusterPriceBus?
     private var settings: ClusterSettings?
+    private var alertRelay: ClusterAlertRelay?
     private var makeFeed: (@Sendable () throws -> any PriceFeed)?
     private var feedName = ""
     private var runningFeed: (any PriceFeed)?
@@ -122,7 +123,8 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// Wires the opened service in: the hub's publishes go to the bus and the bus feeds the hub, after the last
-    /// prices were read; the settings bucket becomes the settings store of record, and what it holds is read in. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
+    /// prices were read; the settings bucket becomes the settings store of record, and what it holds is read in;
+    /// the alerts this node fires are relayed to the others' StreamAlerts calls, and theirs to this node's. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
     public func attach(
         _ service: CoinWatchService, feedName: String, makeFeed: @escaping @Sendable () throws -> any PriceFeed
     ) throws(ClusterError) {
@@ -138,6 +140,10 @@ public final class ClusterNode: @unchecked Sendable {
         try settings.start()
         self.settings = settings
         service.alerts.fireOnly(where: shards)
+        let alertRelay = ClusterAlertRelay(connection: connection, alerts: service.alerts, logger: logger)
+        try alertRelay.start()
+        self.alertRelay = alertRelay
+        service.alerts.relay(through: alertRelay)
         service.health.reportCluster { [weak self] in self?.status.health ?? V1.ClusterHealth() }
     }
 
@@ -162,6 +168,7 @@ public final class ClusterNode: @unchecked Sendable {
         }
         bus?.stop()
         settings?.stop()
+        alertRelay?.stop()
         connection.close()
         statusCell.withLock { $0.natsState = "closed" }
     }

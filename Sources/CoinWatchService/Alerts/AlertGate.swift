@@ -1,4 +1,5 @@
 public import CoinWatchModel
+public import CoinWatchProto
 
 /// Which node fires a device's alerts (cluster mode, docs/SCALING.md "Alerts"): every node evaluates every tick
 /// and keeps every arm state, so a node that takes a shard over already has its states; only the node whose gate
@@ -6,6 +7,16 @@ public import CoinWatchModel
 public protocol AlertGate: Sendable {
     /// Called on the alert thread for each fired alert; must be quick (an atomic read or a short lock, no network).
     func fires(for device: DeviceID) -> Bool
+}
+
+/// Carries the alerts this node fires to the other nodes (cluster mode, docs/SCALING.md "StreamAlerts on any
+/// node"): a client may follow a device's alerts on any node, not only on the one owning the device's shard. The
+/// other nodes deliver a relayed alert to their own `StreamAlerts` calls of the device
+/// (`AlertService.deliverRelayed`); the outbox and APNs stay the owner's.
+public protocol AlertRelay: Sendable {
+    /// Called on the alert thread with each alert this node fired, once its round is written; must not block
+    /// (queue it).
+    func fired(_ alert: V1.Alert, device: DeviceID)
 }
 
 /// Devices hash onto a fixed number of shards; a shard is the unit of alert ownership between nodes.

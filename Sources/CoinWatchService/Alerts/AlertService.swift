@@ -1,7 +1,7 @@
 import CoinWatchAlertEngine
 public import CoinWatchLogging
 public import CoinWatchModel
-import CoinWatchProto
+public import CoinWatchProto
 import CoinWatchPush
 import CoinWatchRPC
 public import CoinWatchStore
@@ -91,6 +91,18 @@ public final class AlertService: Sendable {
     /// fires the device's alerts; the others are counted (`alertsSuppressed`). Set once, before serving.
     public func fireOnly(where gate: any AlertGate) {
         worker.gate.withLock { $0 = gate }
+    }
+
+    /// Cluster mode: every alert this node fires is also handed to `relay` for the other nodes. Set once, before
+    /// serving.
+    public func relay(through relay: any AlertRelay) {
+        worker.relay.withLock { $0 = relay }
+    }
+
+    /// Cluster mode: an alert another node fired (its relay carried it here): delivered to this node's
+    /// `StreamAlerts` calls of its device, and to nothing else (the outbox and APNs are the firing node's).
+    public func deliverRelayed(_ alert: V1.Alert) {
+        worker.post(.relayed(alert))
     }
 
     /// Cluster mode: this node now holds `shards`' leases. The alerts it held back for them whose time is at least

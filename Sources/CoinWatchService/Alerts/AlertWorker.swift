@@ -30,6 +30,8 @@ final class AlertWorker: @unchecked Sendable {
         case pushResponses([APNsResponse])
         /// Cluster mode: this node took these shards over; fire what it held back for them since `sinceMs`.
         case shardsTaken(Set<Int>, sinceMs: Int64)
+        /// Cluster mode: an alert another node fired, for this node's StreamAlerts calls of its device.
+        case relayed(V1.Alert)
     }
 
     let database: Database
@@ -39,6 +41,8 @@ final class AlertWorker: @unchecked Sendable {
     let stats = AlertCounters()
     /// Cluster mode: whether this node fires a device's alerts (`AlertService.fireOnly(where:)`); nil: always.
     let gate = Mutex<(any AlertGate)?>(nil)
+    /// Cluster mode: where the alerts this node fires go for the other nodes (`AlertService.relay(through:)`).
+    let relay = Mutex<(any AlertRelay)?>(nil)
     let push: PushDelivery
     /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
     private struct Inbox {
@@ -217,6 +221,10 @@ final class AlertWorker: @unchecked Sendable {
         var batch = WriteBatch()
         var lastPrices: [Symbol: ExactDecimal] = [:]
         var deliveries: [(AlertSubscriber, V1.Alert, key: [UInt8])] = []
+        /// Alerts other nodes fired, for this node's StreamAlerts calls (no outbox entry here to clear).
+        var relayedDeliveries: [(AlertSubscriber, V1.Alert)] = []
+        /// Alerts this node fired in the round, for the relay once the round is written.
+        var fired: [(V1.Alert, DeviceID)] = []
         var clockChanged = false
         /// Devices whose arm states changed: their `alert:arm:` records are rewritten from the engine at `commit`.
         var armDevices = Set<DeviceID>()
@@ -268,6 +276,13 @@ final class AlertWorker: @unchecked Sendable {
             // is its recipient, whoever else follows the device.
             if !push.owns(device, round) && outboxEntry(key, round)?.id == alertID {
                 round.outbox[key] = .some(nil)
+            }
+        case .relayed(let alert):
+            guard let device = try? DeviceID(validating: alert.deviceID) else { return }
+            // The node that fires the device's alerts delivered this one to its own calls already.
+            if let gate = gate.withLock({ $0 }), gate.fires(for: device) { return }
+            for subscriber in subscribers[device]?.values ?? [:].values {
+                round.relayedDeliveries.append((subscriber, alert))
             }
         case .shardsTaken(let shards, let sinceMs):
             takeOver(shards, sinceMs: sinceMs, &round)
@@ -322,6 +337,7 @@ final class AlertWorker: @unchecked Sendable {
                 round.outbox[key] = .some(alert)
                 push.alertWritten(key: key, device: fired.device, round)
                 stats.alertsFired.add(1, ordering: .relaxed)
+                round.fired.append((alert, fired.device))
                 for subscriber in subscribers[fired.device]?.values ?? [:].values {
                     round.deliveries.append((subscriber, alert, key))
                 }
@@ -343,6 +359,7 @@ final class AlertWorker: @unchecked Sendable {
             round.outbox[entry.key] = .some(entry.alert)
             stats.alertsFired.add(1, ordering: .relaxed)
             stats.alertsReplayedOnTakeover.add(1, ordering: .relaxed)
+            round.fired.append((entry.alert, entry.device))
             for subscriber in subscribers[entry.device]?.values ?? [:].values {
                 round.deliveries.append((subscriber, entry.alert, entry.key))
             }
@@ -498,6 +515,17 @@ final class AlertWorker: @unchecked Sendable {
                 stats.alertsDelivered.add(1, ordering: .relaxed)
                 post(.delivered(key: key, alertID: id, device: device))
             }
+        }
+        for (subscriber, alert) in round.relayedDeliveries {
+            let stream = subscriber.stream
+            stream.eventLoop.execute { [self] in
+                guard stream.isActive else { return }
+                stream.send(alert)
+                stats.alertsDelivered.add(1, ordering: .relaxed)
+            }
+        }
+        if !round.fired.isEmpty, let relay = relay.withLock({ $0 }) {
+            for (alert, device) in round.fired { relay.fired(alert, device: device) }
         }
     }
 }
