@@ -12,8 +12,15 @@ enum ClusterLayout {
     static let priceStreamMaxAgeNs: Int64 = 15 * 60 * 1_000_000_000
 
     /// Alerts an owner fired, for the other nodes' StreamAlerts calls: one subject per shard (`NN`, two digits).
-    static func alertSubject(shard: Int) -> String { shard < 10 ? "coinwatch.alerts.0\(shard)" : "coinwatch.alerts.\(shard)" }
+    static func alertSubject(shard: Int) -> String { "coinwatch.alerts.\(shardToken(shard))" }
     static let alertSubjects = "coinwatch.alerts.*"
+
+    /// A device's outbox entry for a symbol in the alerts bucket, and the filter of one shard's entries.
+    static func outboxKey(shard: Int, device: String, symbol: String) -> String {
+        "out.\(shardToken(shard)).\(keyToken(device)).\(symbol)"
+    }
+    static func outboxFilter(shard: Int) -> String { "out.\(shardToken(shard)).>" }
+    static func shardToken(_ shard: Int) -> String { shard < 10 ? "0\(shard)" : "\(shard)" }
 
     /// The header in which a bus message carries when its publisher handed it to the library (wall-clock
     /// milliseconds), so a receiver can tell a tick that waited out a partition from a fresh one.

@@ -141,6 +141,13 @@ struct ClusterDaemonTests {
         return (counts, tasks)
     }
 
+    /// Every node of `nodes` has `count` StreamAlerts calls open (its metrics say so).
+    static func alertCallsOpen(_ nodes: [ServerProcess], _ count: Int) async -> Bool {
+        await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            nodes.allSatisfy { Self.metrics($0)["coinwatch_alert_streams"] == Double(count) }
+        }
+    }
+
     /// Every call of every device on `nodes` clients has received at least `least` alerts.
     static func everyCall(_ counts: AlertCounts, nodes: Int, _ devices: [String], atLeast least: Int) -> Bool {
         counts.value.withLock { counts in
@@ -226,9 +233,11 @@ struct ClusterDaemonTests {
             union |= cluster.ownedShards
         }
         #expect(union == UInt64.max && overlap == 0)
-        // Every device's alerts, on every node: the owner's calls from its own firing, the others' relayed.
+        // Every device's alerts, on every node: the owner's calls from its own firing, the others' relayed. A relayed
+        // alert reaches the calls open when it arrives (it is not kept pending off its owner): wait for all of them.
         let (counts, tasks) = Self.followAlerts(clients, devices)
         defer { tasks.forEach { $0.cancel() } }
+        #expect(await Self.alertCallsOpen(nodes, devices.count))
         _ = try await clients[1].publish([Self.tick("CWA", 150)])
         let fired = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
             Self.everyCall(counts, nodes: 3, devices, atLeast: 1)
@@ -267,6 +276,7 @@ struct ClusterDaemonTests {
         nodes[2].crash()
         let (counts, tasks) = Self.followAlerts(Array(clients[..<2]), devices)
         defer { tasks.forEach { $0.cancel() } }
+        #expect(await Self.alertCallsOpen(Array(nodes[..<2]), devices.count))
         _ = try await clients[1].publish([Self.tick("CWF", 150)])
         // Every device's alert arrives: those of c's shards once a or b took them over (documented window:
         // about lease TTL + a heartbeat; 2 s + 0.7 s here), fired from what they held back.
@@ -279,6 +289,38 @@ struct ClusterDaemonTests {
         #expect(tookOver, "\(survivors.map(Self.shards))")
         // At most the documented duplicate: one extra delivery of a crossing inside the window, per call.
         #expect(counts.value.withLock { $0.values.allSatisfy { $0 <= 2 } }, "\(counts.value.withLock { $0 })")
+    }
+
+    @Test func aPendingAlertSurvivesItsOwnerAndReachesTheDeviceFromTheNewOwner() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let devices = (0..<24).map { "away-\($0)" }
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWO")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
+        // Nobody follows the devices: each crossing waits in its owner's outbox (and in the bucket's copy).
+        _ = try await clients[0].publish([Self.tick("CWO", 150)])
+        let fired = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            nodes.map { Self.metrics($0)["coinwatch_alerts_fired_total"] ?? 0 }.reduce(0, +) == Double(devices.count)
+        }
+        #expect(fired)
+        // Past the span a new owner replays held-back alerts over (lease TTL 2 s × 17/12 + 1 s here), so only the
+        // restored outbox can bring c's devices their alert; then c dies.
+        try await Task.sleep(for: .milliseconds(4_500))
+        nodes[2].crash()
+        let survivors = Array(nodes[..<2])
+        let tookOver = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) { Self.shardsSettled(survivors) }
+        #expect(tookOver, "\(survivors.map(Self.shards))")
+        // Every device, c's included, gets its crossing as a pending alert from whichever survivor owns it now.
+        let (counts, tasks) = Self.followAlerts(Array(clients[..<2]), devices)
+        defer { tasks.forEach { $0.cancel() } }
+        let delivered = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            counts.value.withLock { counts in
+                devices.allSatisfy { device in counts["0/\(device)", default: 0] + counts["1/\(device)", default: 0] >= 1 }
+            }
+        }
+        #expect(delivered, "\(counts.value.withLock { $0 })")
+        let restored = survivors.map { Self.metrics($0)["coinwatch_alerts_outbox_restored_total"] ?? 0 }.reduce(0, +)
+        #expect(restored >= 1, "c owned none of the devices' shards, or nothing was restored")
     }
 
     @Test func aClientGivenSeveralNodesMovesToAnotherWhenOneGoesAway() async throws {

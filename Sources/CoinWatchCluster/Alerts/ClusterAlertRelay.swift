@@ -8,7 +8,10 @@ import Dispatch
 import Synchronization
 
 /// StreamAlerts on any node: the alerts this node fires go to `coinwatch.alerts.<NN>` (core NATS, the device's
-/// shard), and what other nodes fired is delivered to this node's StreamAlerts calls of the device.
+/// shard), and what other nodes fired is delivered to this node's StreamAlerts calls of the device. And the outbox
+/// survives its node: every change of this node's outbox is written to the alerts bucket
+/// (`out.<NN>.<device>.<SYMBOL>`, an empty value once the entry is gone), and a node that takes shard NN over reads
+/// `out.<NN>.>` back into its own outbox (`restore`).
 ///
 /// Two threads of its own, so the alert thread never waits for the network: `cw-cluster-arel` publishes what
 /// `fired` queued (flushed after each batch, as the price bus does), `cw-cluster-arcv` reads the subscription and
@@ -19,9 +22,18 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     // @unchecked Sendable: `subscription` is set once in `start` before the threads start; the rest is immutable,
     // atomic or behind a Mutex.
     let connection: NATSConnection
+    let jetStream: JetStream
+    /// The alerts bucket, where the outbox's copy lives.
+    let bucket: KeyValueBucket
     let alerts: AlertService
     let logger: Logger
-    private let queue = Mutex<(alerts: [(subject: String, bytes: [UInt8])], asleep: Bool)>(([], false))
+    /// What the publisher thread sends, in order: an alert on the relay's subject (core NATS), or an outbox entry to
+    /// the bucket (JetStream, acknowledged asynchronously).
+    private enum Outgoing {
+        case alert(subject: String, bytes: [UInt8])
+        case outbox(subject: String, bytes: [UInt8])
+    }
+    private let queue = Mutex<(items: [Outgoing], asleep: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
     private let threadsDone = DispatchGroup()
@@ -33,8 +45,10 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     /// owner's outbox still holds them.
     static let queueLimit = 10_000
 
-    init(connection: NATSConnection, alerts: AlertService, logger: Logger) {
+    init(connection: NATSConnection, jetStream: JetStream, bucket: KeyValueBucket, alerts: AlertService, logger: Logger) {
         self.connection = connection
+        self.jetStream = jetStream
+        self.bucket = bucket
         self.alerts = alerts
         self.logger = logger
     }
@@ -65,36 +79,69 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     // MARK: AlertRelay (the alert thread)
 
     func fired(_ alert: V1.Alert, device: DeviceID) {
-        let subject = ClusterLayout.alertSubject(shard: AlertShards.shard(of: device))
-        let bytes = alert.serializedBytes()
+        enqueue([.alert(subject: ClusterLayout.alertSubject(shard: AlertShards.shard(of: device)), bytes: alert.serializedBytes())])
+    }
+
+    func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)]) {
+        enqueue(entries.map { entry in
+            let key = ClusterLayout.outboxKey(shard: AlertShards.shard(of: entry.device), device: entry.device.rawValue,
+                                              symbol: entry.symbol.rawValue)
+            return .outbox(subject: bucket.subject(key), bytes: entry.alert?.serializedBytes() ?? [])
+        })
+    }
+
+    private func enqueue(_ items: [Outgoing]) {
         let signal = queue.withLock { queue -> Bool in
-            queue.alerts.append((subject, bytes))
-            if queue.alerts.count > Self.queueLimit { queue.alerts.removeFirst(queue.alerts.count - Self.queueLimit) }
+            queue.items.append(contentsOf: items)
+            if queue.items.count > Self.queueLimit { queue.items.removeFirst(queue.items.count - Self.queueLimit) }
             defer { queue.asleep = false }
             return queue.asleep
         }
         if signal { wake.signal() }
     }
 
+    // MARK: Restoring (the control thread)
+
+    /// Reads the outbox entries other nodes kept for `shards` and hands them to the alert service; blocks for the
+    /// bucket's reads (the control thread's, after it took the shards' leases).
+    func restore(shards: Set<Int>) {
+        var restored: [V1.Alert] = []
+        for shard in shards.sorted() {
+            do {
+                for entry in try bucket.entries(matching: ClusterLayout.outboxFilter(shard: shard)) where !entry.value.isEmpty {
+                    if let alert = try? V1.Alert(serializedBytes: entry.value) { restored.append(alert) }
+                }
+            } catch {
+                logger.warning("outbox of a taken shard not readable", ["shard": "\(shard)", "error": error.message])
+            }
+        }
+        if !restored.isEmpty { alerts.restoreOutbox(restored) }
+    }
+
     // MARK: Threads
 
     private func runPublisher() {
         while !stopping.load(ordering: .relaxed) {
-            let batch = queue.withLock { queue -> [(subject: String, bytes: [UInt8])] in
-                if queue.alerts.isEmpty { queue.asleep = true }
-                defer { queue.alerts.removeAll(keepingCapacity: true) }
-                return queue.alerts
+            let batch = queue.withLock { queue -> [Outgoing] in
+                if queue.items.isEmpty { queue.asleep = true }
+                defer { queue.items.removeAll(keepingCapacity: true) }
+                return queue.items
             }
             if batch.isEmpty {
                 wake.wait()
                 continue
             }
-            for (subject, bytes) in batch {
+            for item in batch {
                 do {
-                    try connection.publish(subject, bytes)
-                    published.add(1, ordering: .relaxed)
+                    switch item {
+                    case .alert(let subject, let bytes):
+                        try connection.publish(subject, bytes)
+                        published.add(1, ordering: .relaxed)
+                    case .outbox(let subject, let bytes):
+                        try jetStream.publishAsync(subject, bytes)
+                    }
                 } catch {
-                    logger.debug("alert not relayed", ["subject": subject, "error": error.message])
+                    logger.debug("alert not relayed", ["error": error.message])
                 }
             }
             // Written now rather than when the library's flusher thread gets to it (see ClusterPriceBus).

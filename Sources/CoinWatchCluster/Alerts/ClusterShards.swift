@@ -49,7 +49,7 @@ final class ClusterShards: AlertGate {
     }
 
     static func leaseKey(_ shard: Int) -> String {
-        shard < 10 ? "shard.0\(shard)" : "shard.\(shard)"
+        "shard.\(ClusterLayout.shardToken(shard))"
     }
 
     static func shard(ofLeaseKey key: String) -> Int? {

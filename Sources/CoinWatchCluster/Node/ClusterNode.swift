@@ -140,7 +140,8 @@ public final class ClusterNode: @unchecked Sendable {
         try settings.start()
         self.settings = settings
         service.alerts.fireOnly(where: shards)
-        let alertRelay = ClusterAlertRelay(connection: connection, alerts: service.alerts, logger: logger)
+        let alertRelay = ClusterAlertRelay(
+            connection: connection, jetStream: jetStream, bucket: buckets.alerts, alerts: service.alerts, logger: logger)
         try alertRelay.start()
         self.alertRelay = alertRelay
         service.alerts.relay(through: alertRelay)
@@ -302,6 +303,8 @@ public final class ClusterNode: @unchecked Sendable {
         if !taken.isEmpty, let service {
             let spanMs = configuration.leaseTTL.inMilliseconds * 17 / 12 + 1_000
             service.alerts.shardsTaken(taken, sinceMs: WallClock.milliseconds() - spanMs)
+            // And what their previous owner still had pending for devices that were away.
+            alertRelay?.restore(shards: taken)
         }
         let owned = shards.ownedShards
         let assigned = members.isEmpty ? 0 : ClusterShards.assigned(to: configuration.nodeID, members: members).count

@@ -17,6 +17,11 @@ public protocol AlertRelay: Sendable {
     /// Called on the alert thread with each alert this node fired, once its round is written; must not block
     /// (queue it).
     func fired(_ alert: V1.Alert, device: DeviceID)
+
+    /// Called on the alert thread with the outbox entries a written round changed on this node (an alert put, or
+    /// nil: the entry is gone), so a node that takes the devices' shard over can restore them
+    /// (`AlertService.restoreOutbox`); must not block.
+    func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)])
 }
 
 /// Devices hash onto a fixed number of shards; a shard is the unit of alert ownership between nodes.

@@ -105,6 +105,14 @@ public final class AlertService: Sendable {
         worker.post(.relayed(alert))
     }
 
+    /// Cluster mode: outbox entries another node kept for devices whose shard this node has just taken over (read
+    /// from the replicated copy `AlertRelay.outboxChanged` wrote). Each goes into this node's outbox unless it
+    /// already holds that device and symbol's alert or a newer one, for the device's next StreamAlerts call and
+    /// for APNs; calls already open are not sent it again (they received it live, relayed, when it fired).
+    public func restoreOutbox(_ alerts: [V1.Alert]) {
+        worker.post(.restoreOutbox(alerts))
+    }
+
     /// Cluster mode: this node now holds `shards`' leases. The alerts it held back for them whose time is at least
     /// `sinceMs` are fired now, in case their previous owner stopped before firing them (docs/SCALING.md,
     /// "The failover window"); call it after the gate says yes for them.
@@ -133,6 +141,8 @@ public struct AlertStats: Sendable, Hashable {
     public var alertsSuppressed: Int = 0
     /// Held-back alerts fired when this node took their shard over (some may have been fired by the old owner).
     public var alertsReplayedOnTakeover: Int = 0
+    /// Outbox entries restored from another node's replicated outbox when this node took their shard over.
+    public var outboxRestored: Int = 0
 }
 
 /// A live `StreamAlerts` call.

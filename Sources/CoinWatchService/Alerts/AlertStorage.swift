@@ -37,6 +37,17 @@ enum AlertStorage {
 
     static func outboxDevicePrefix(_ device: DeviceID) -> [UInt8] { outboxPrefix + Array(device.rawValue.utf8) + [0] }
 
+    /// The device and symbol of an outbox key (`outboxKey`'s inverse), or nil for a key that is not one.
+    static func outboxParts(_ key: [UInt8]) -> (DeviceID, Symbol)? {
+        guard key.starts(with: outboxPrefix) else { return nil }
+        let rest = key.dropFirst(outboxPrefix.count)
+        guard let separator = rest.firstIndex(of: 0),
+              let device = try? DeviceID(validating: String(decoding: rest[..<separator], as: UTF8.self)),
+              let symbol = try? Symbol(validating: String(decoding: rest[(separator + 1)...], as: UTF8.self))
+        else { return nil }
+        return (device, symbol)
+    }
+
     /// Schema version 1's text value of one side, as the migration reads it.
     static func encodeText(_ record: ArmStateRecord) -> [UInt8] {
         switch record.state {

@@ -32,6 +32,8 @@ final class AlertWorker: @unchecked Sendable {
         case shardsTaken(Set<Int>, sinceMs: Int64)
         /// Cluster mode: an alert another node fired, for this node's StreamAlerts calls of its device.
         case relayed(V1.Alert)
+        /// Cluster mode: another node's outbox entries for shards this node took over.
+        case restoreOutbox([V1.Alert])
     }
 
     let database: Database
@@ -284,6 +286,17 @@ final class AlertWorker: @unchecked Sendable {
             for subscriber in subscribers[device]?.values ?? [:].values {
                 round.relayedDeliveries.append((subscriber, alert))
             }
+        case .restoreOutbox(let alerts):
+            for alert in alerts {
+                guard let device = try? DeviceID(validating: alert.deviceID),
+                      let symbol = try? Symbol(validating: alert.symbol)
+                else { continue }
+                let key = AlertStorage.outboxKey(device, symbol)
+                if let held = outboxEntry(key, round), held.timeMs >= alert.timeMs { continue }
+                round.outbox[key] = .some(alert)
+                push.alertWritten(key: key, device: device, round)
+                stats.outboxRestored.add(1, ordering: .relaxed)
+            }
         case .shardsTaken(let shards, let sinceMs):
             takeOver(shards, sinceMs: sinceMs, &round)
         case .registerDevice(let registration, let responder):
@@ -524,8 +537,14 @@ final class AlertWorker: @unchecked Sendable {
                 stats.alertsDelivered.add(1, ordering: .relaxed)
             }
         }
-        if !round.fired.isEmpty, let relay = relay.withLock({ $0 }) {
+        if let relay = relay.withLock({ $0 }) {
             for (alert, device) in round.fired { relay.fired(alert, device: device) }
+            // A round whose write failed changed nothing on disk, so there is nothing to replicate.
+            if failure == nil && !round.outbox.isEmpty {
+                relay.outboxChanged(round.outbox.compactMap { key, alert in
+                    AlertStorage.outboxParts(key).map { (device: $0.0, symbol: $0.1, alert: alert) }
+                })
+            }
         }
     }
 }
@@ -539,6 +558,7 @@ final class AlertCounters: Sendable {
     let subscribers = Atomic<Int>(0)
     let alertsSuppressed = Atomic<Int>(0)
     let alertsReplayedOnTakeover = Atomic<Int>(0)
+    let outboxRestored = Atomic<Int>(0)
 
     var snapshot: AlertStats {
         AlertStats(
@@ -546,6 +566,7 @@ final class AlertCounters: Sendable {
             alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
             crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed),
             alertsSuppressed: alertsSuppressed.load(ordering: .relaxed),
-            alertsReplayedOnTakeover: alertsReplayedOnTakeover.load(ordering: .relaxed))
+            alertsReplayedOnTakeover: alertsReplayedOnTakeover.load(ordering: .relaxed),
+            outboxRestored: outboxRestored.load(ordering: .relaxed))
     }
 }

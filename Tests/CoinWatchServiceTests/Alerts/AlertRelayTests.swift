@@ -12,7 +12,12 @@ import Testing
 struct AlertRelayTests {
     final class RecordingRelay: AlertRelay {
         let relayed = Mutex<[(V1.Alert, DeviceID)]>([])
+        /// Each outbox change: "device/symbol" and the alert's id, or "-" once the entry is gone.
+        let outbox = Mutex<[String]>([])
         func fired(_ alert: V1.Alert, device: DeviceID) { relayed.withLock { $0.append((alert, device)) } }
+        func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)]) {
+            outbox.withLock { $0 += entries.map { "\($0.device.rawValue)/\($0.symbol.rawValue) \($0.alert?.id ?? "-")" } }
+        }
     }
 
     /// This node fires the alerts of `owned` only.
@@ -34,6 +39,7 @@ struct AlertRelayTests {
             #expect(await eventually { relay.relayed.withLock { $0.count } == 1 })
             let fired = try #require(relay.relayed.withLock { $0.first })
             #expect(fired.1.rawValue == "relay-here" && fired.0.deviceID == "relay-here")
+            #expect(await eventually { relay.outbox.withLock { $0 } == ["relay-here/BTC \(fired.0.id)"] })
 
             // Another node fired for "relay-elsewhere" (its shard is not this node's): delivered to its call here.
             let client = try await harness.connect()
@@ -48,6 +54,41 @@ struct AlertRelayTests {
             // Only this node's own alert is in its outbox: the relayed one is the firing node's to keep.
             #expect(try harness.outbox().map(\.deviceID) == ["relay-here"])
             #expect(relay.relayed.withLock { $0.count } == 1, "a relayed alert is not relayed again")
+            // Delivered to a call here, the owner's entry leaves its outbox, and the replicated copy hears of it.
+            let own = AlertRecorder(client: client, device: "relay-here")
+            #expect(await own.waitForCount(1))
+            #expect(await eventually { relay.outbox.withLock { $0.last } == "relay-here/BTC -" })
+        }
+    }
+
+    @Test("a taken-over shard's outbox entries restore into this node's outbox: a later call gets them pending")
+    func restoredOutbox() async throws {
+        try await withAlertService { harness in
+            harness.service.alerts.fireOnly(where: OwnedGate(owned: ["was-away", "kept-newer"]))
+            var away = V1.Alert()
+            away.id = "pending-elsewhere"
+            away.deviceID = "was-away"
+            away.symbol = "BTC"
+            away.timeMs = wallClockMs()
+            // This node already holds a newer alert for kept-newer/ETH: the restored older one must not replace it.
+            try await harness.save("kept-newer", ["ETH": rule(above: "3000")])
+            harness.publish("ETH", "2900")
+            harness.publish("ETH", "3010")
+            #expect(await harness.waitForOutbox { $0.count == 1 })
+            var older = away
+            older.id = "older-elsewhere"
+            older.deviceID = "kept-newer"
+            older.symbol = "ETH"
+            older.timeMs = 1
+            harness.service.alerts.restoreOutbox([away, older])
+            #expect(await harness.waitForOutbox { $0.count == 2 })
+            #expect(try harness.outbox().contains { $0.id == "pending-elsewhere" })
+            #expect(try !harness.outbox().contains { $0.id == "older-elsewhere" })
+            #expect(harness.stats.outboxRestored == 1)
+            let client = try await harness.connect()
+            let recorder = AlertRecorder(client: client, device: "was-away")
+            #expect(await recorder.waitForCount(1))
+            #expect(recorder.alerts.map(\.id) == ["pending-elsewhere"])
         }
     }
 
