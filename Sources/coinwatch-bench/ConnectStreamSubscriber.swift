@@ -4,18 +4,8 @@ import CoinWatchRPC
 /// One StreamPrices call over the Connect protocol as a browser's `fetch` makes it: HTTP/1.1, one connection per
 /// stream, `application/connect+proto`, the answer read as a chunked body of envelopes. Counts deliveries,
 /// latency and sequence gaps exactly like `StreamSubscriber`, so the two transports compare in the same run.
-final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, @unchecked Sendable {
-    // @unchecked Sendable: all state is touched only on `connection.eventLoop` (delegate calls and `collect`).
-    let connection: Connection
-    let phase: Phase
+final class ConnectStreamSubscriber: RawStreamSubscriber, @unchecked Sendable {
     private var parser = ConnectResponseParser()
-    private var deliveries = DeliveryRecorder()
-    private var failed = false
-
-    init(connection: Connection, phase: Phase) {
-        self.connection = connection
-        self.phase = phase
-    }
 
     /// The HTTP/1.1 request of the call: the headers a browser's fetch sends that matter to the server.
     static func request(host: String, port: Int, streamRequest: [UInt8]) -> [UInt8] {
@@ -27,13 +17,7 @@ final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, 
         return Array(head.utf8) + body
     }
 
-    /// Starts reading and sends the request; on the connection's loop.
-    func start(request: [UInt8]) {
-        connection.start(streamDelegate: self)
-        connection.enqueue(request)
-    }
-
-    func bytesReceived(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+    override func bytesReceived(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         do throws(ConnectResponseParser.Failure) {
             try parser.feed(bytes) { flags, message in
                 if flags & 0x02 != 0 {
@@ -43,20 +27,9 @@ final class ConnectStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, 
                 }
             }
         } catch {
-            failed = true
-            connection.close()
+            fail()
         }
     }
-
-    func connectionClosed(_ connection: Connection, error: IOError?) {
-        if phase.current != .stopping { failed = true }
-    }
-
-    func collect() -> (LatencyHistogram, Int, Bool) { (deliveries.histogram, deliveries.gaps, failed) }
-
-    var eventLoop: EventLoop { connection.eventLoop }
-
-    func stop() { connection.close() }
 }
 
 /// Connect's 5-byte envelope header, for the request body.

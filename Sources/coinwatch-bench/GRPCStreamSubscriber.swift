@@ -9,26 +9,16 @@ import CoinWatchRPC
 ///
 /// It behaves as a reader that keeps up: the stream's and the connection's windows open at the largest size
 /// and are topped up as DATA is read; SETTINGS and PING are acknowledged.
-final class GRPCStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, @unchecked Sendable {
-    // @unchecked Sendable: all state is touched only on `connection.eventLoop` (delegate calls and `collect`).
+final class GRPCStreamSubscriber: RawStreamSubscriber, @unchecked Sendable {
     typealias Frames = HTTP2RawFrames
 
-    let connection: Connection
-    let phase: Phase
     private var frames = HTTP2FrameSplitter()
     private var messages = GRPCMessageReader(maxMessageBytes: 4 << 20)
-    private var deliveries = DeliveryRecorder()
-    private var failed = false
     /// DATA bytes read since the windows were last topped up.
     private var unacknowledged = 0
 
     /// Window granted back once this much DATA has been read.
     static let windowRefill = 1 << 20
-
-    init(connection: Connection, phase: Phase) {
-        self.connection = connection
-        self.phase = phase
-    }
 
     /// Everything the client sends first: the preface, SETTINGS opening the streams' windows, the connection's
     /// window opened as far, and the call on stream 1 (HEADERS, then the request in DATA ending the stream).
@@ -47,13 +37,7 @@ final class GRPCStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, @un
             + Frames.frame(Frames.FrameType.data, flags: Frames.Flag.endStream, stream: 1, body)
     }
 
-    /// Starts reading and sends the request; on the connection's loop.
-    func start(request: [UInt8]) {
-        connection.start(streamDelegate: self)
-        connection.enqueue(request)
-    }
-
-    func bytesReceived(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
+    override func bytesReceived(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         do throws(HTTP2FrameSplitter.Failure) {
             try frames.feed(bytes) { header, payload in frame(header, payload) }
         } catch {
@@ -89,19 +73,4 @@ final class GRPCStreamSubscriber: ByteStreamDelegate, BenchStreamSubscriber, @un
             break
         }
     }
-
-    private func fail() {
-        failed = true
-        connection.close()
-    }
-
-    func connectionClosed(_ connection: Connection, error: IOError?) {
-        if phase.current != .stopping { failed = true }
-    }
-
-    func collect() -> (LatencyHistogram, Int, Bool) { (deliveries.histogram, deliveries.gaps, failed) }
-
-    var eventLoop: EventLoop { connection.eventLoop }
-
-    func stop() { connection.close() }
 }

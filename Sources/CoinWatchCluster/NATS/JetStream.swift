@@ -51,11 +51,8 @@ final class JetStream: @unchecked Sendable {
         self.waitMs = waitMs
         let counters = AsyncPublishCounters()
         self.counters = counters
-        var options = jsOptions()
-        try NATSConnection.check(jsOptions_Init(&options), "initialising the JetStream options")
-        options.Wait = waitMs
-        options.PublishAsync.MaxPending = maxPendingAsync
-        options.PublishAsync.AckHandler = { _, _, ack, error, closure in
+        handle = try Self.context(connection, waitMs: waitMs, maxPendingAsync: maxPendingAsync, closure: counters) {
+            _, _, ack, error, closure in
             guard let closure else { return }
             let counters = Unmanaged<AsyncPublishCounters>.fromOpaque(closure).takeUnretainedValue()
             if error != nil || ack == nil {
@@ -63,36 +60,17 @@ final class JetStream: @unchecked Sendable {
             } else {
                 counters.acknowledged.add(1, ordering: .relaxed)
             }
-            // "the library will destroy the message" when the handler returns: nothing to free here.
         }
-        // Retained for the context's life; like the connection's event box, released never (one per context).
-        options.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(counters).toOpaque()
-        var context: OpaquePointer?
-        try NATSConnection.check(natsConnection_JetStream(&context, connection.handle, &options), "opening JetStream")
-        guard let context else { throw ClusterError(code: .failed, message: "natsConnection_JetStream returned nothing") }
-        handle = context
-
         let batchAcks = BatchAcks()
         self.batchAcks = batchAcks
-        var batchOptions = jsOptions()
-        try NATSConnection.check(jsOptions_Init(&batchOptions), "initialising the JetStream options")
-        batchOptions.Wait = waitMs
-        batchOptions.PublishAsync.MaxPending = maxPendingAsync
-        // "invoked for every asynchronous published message, either as a positive result, or with the error
-        // encountered when publishing that message" (jsOptions.PublishAsync.AckHandler); it only records.
-        batchOptions.PublishAsync.AckHandler = { _, message, ack, failure, closure in
+        batchHandle = try Self.context(connection, waitMs: waitMs, maxPendingAsync: maxPendingAsync, closure: batchAcks) {
+            _, message, ack, failure, closure in
             guard let closure, let message else { return }
             let acks = Unmanaged<BatchAcks>.fromOpaque(closure).takeUnretainedValue()
             let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? "?"
             let outcome: Result<UInt64, ClusterError>
             if let failure {
-                if failure.pointee.ErrCode == JSStreamWrongLastSequenceErr {
-                    outcome = .failure(ClusterError(code: .conflict, message: "\(subject): wrong last sequence"))
-                } else if failure.pointee.Err == NATS_NO_RESPONDERS {
-                    outcome = .failure(ClusterError(code: .unavailable, message: "publishing on \(subject): no stream answered"))
-                } else {
-                    outcome = .failure(NATSConnection.error(failure.pointee.Err, "publishing on \(subject)"))
-                }
+                outcome = .failure(JetStream.publishError(failure.pointee.Err, failure.pointee.ErrCode, subject: subject))
             } else if let ack {
                 outcome = .success(ack.pointee.Sequence)
             } else {
@@ -104,13 +82,39 @@ final class JetStream: @unchecked Sendable {
                 return true
             }
             if counted { acks.arrived.signal() }
-            // "the library will destroy the message" when the handler returns.
         }
-        batchOptions.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(batchAcks).toOpaque()
-        var batchContext: OpaquePointer?
-        try NATSConnection.check(natsConnection_JetStream(&batchContext, connection.handle, &batchOptions), "opening JetStream")
-        guard let batchContext else { throw ClusterError(code: .failed, message: "natsConnection_JetStream returned nothing") }
-        batchHandle = batchContext
+    }
+
+    /// A JetStream context whose asynchronous publishes report to `handler` with `closure`: "invoked for every
+    /// asynchronous published message, either as a positive result, or with the error encountered when publishing
+    /// that message" (jsOptions.PublishAsync.AckHandler), on the library's reply thread; "the library will destroy
+    /// the message" when it returns, so a handler only records. `closure` is retained for the context's life,
+    /// like the connection's event box: released never (one per context).
+    private static func context(
+        _ connection: NATSConnection, waitMs: Int64, maxPendingAsync: Int64, closure: AnyObject, handler: jsPubAckHandler
+    ) throws(ClusterError) -> OpaquePointer {
+        var options = jsOptions()
+        try NATSConnection.check(jsOptions_Init(&options), "initialising the JetStream options")
+        options.Wait = waitMs
+        options.PublishAsync.MaxPending = maxPendingAsync
+        options.PublishAsync.AckHandler = handler
+        options.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(closure).toOpaque()
+        var context: OpaquePointer?
+        try NATSConnection.check(natsConnection_JetStream(&context, connection.handle, &options), "opening JetStream")
+        guard let context else { throw ClusterError(code: .failed, message: "natsConnection_JetStream returned nothing") }
+        return context
+    }
+
+    /// What a refused publish means: a failed expectation ("wrong last sequence", JetStream error 10071) is a
+    /// `conflict`, no stream listening is `unavailable`, the rest as the status says.
+    static func publishError(_ status: natsStatus, _ code: jsErrCode, subject: String) -> ClusterError {
+        if code == JSStreamWrongLastSequenceErr {
+            return ClusterError(code: .conflict, message: "\(subject): wrong last sequence")
+        }
+        if status == NATS_NO_RESPONDERS {
+            return ClusterError(code: .unavailable, message: "publishing on \(subject): no stream answered")
+        }
+        return NATSConnection.error(status, "publishing on \(subject)")
     }
 
     deinit {
@@ -202,15 +206,7 @@ final class JetStream: @unchecked Sendable {
             js_Publish(&ack, handle, subject, bytes.baseAddress, Int32(bytes.count), &options, &code)
         }
         defer { jsPubAck_Destroy(ack) }
-        if status != NATS_OK {
-            if code == JSStreamWrongLastSequenceErr {
-                throw ClusterError(code: .conflict, message: "\(subject): wrong last sequence")
-            }
-            if status == NATS_NO_RESPONDERS {
-                throw ClusterError(code: .unavailable, message: "publishing on \(subject): no stream answered")
-            }
-            throw NATSConnection.error(status, "publishing on \(subject)")
-        }
+        guard status == NATS_OK else { throw Self.publishError(status, code, subject: subject) }
         return ack?.pointee.Sequence ?? 0
     }
 
