@@ -10,34 +10,34 @@ public final class FakeExchange: Sendable {
     public let isSecure: Bool
     private let process: ChildProcess
 
-    /// The repository root (this file is Tests/CoinWatchTestSupport/FakeExchange.swift).
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    /// Starts the exchange on a thread of its own: making the venv on first use and waiting for the script's port
+    /// are blocking work the cooperative pool's threads, shared by every test, must not wait on. `options` are
+    /// extra command-line flags (`--heartbeat 0.2`, `--reject 429`, …).
+    public static func start(
+        venue: String, certificate: (cert: String, key: String)? = nil, options: [String] = []
+    ) async throws -> FakeExchange {
+        try await onOwnThread { try FakeExchange(venue: venue, certificate: certificate, options: options) }
+    }
 
-    /// The venv's python, made once per test process by scripts/python-env (nil when it cannot be made).
-    public static let python: String? = {
-        guard let child = try? ChildProcess(root.appendingPathComponent("scripts/python-env").path, []),
-              child.wait(timeout: .seconds(600)) == 0
-        else { return nil }
-        let venv = child.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        let path = venv + "/bin/python"
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }()
-
-    /// Starts the exchange. `options` are extra command-line flags (`--heartbeat 0.2`, `--reject 429`, …).
-    public init(venue: String, certificate: (cert: String, key: String)? = nil, options: [String] = []) throws {
-        guard let python = Self.python else {
-            throw ServerProcessError(message: "no Python test environment (scripts/python-env failed)")
+    private init(venue: String, certificate: (cert: String, key: String)?, options: [String]) throws {
+        let python: String
+        do {
+            python = try PythonEnvironment.python()
+        } catch {
+            throw ServerProcessError(message: "no Python test environment: \(error)")
         }
         self.venue = venue
         isSecure = certificate != nil
-        var arguments = [Self.root.appendingPathComponent("scripts/feeds/fake_exchange.py").path, "--venue", venue]
+        var arguments = [
+            PythonEnvironment.repositoryRoot.appendingPathComponent("scripts/feeds/fake_exchange.py").path,
+            "--venue", venue,
+        ]
         if let certificate {
             arguments += ["--cert", certificate.cert, "--key", certificate.key]
         }
         process = try ChildProcess(python, arguments + options)
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
+        let deadline = clock.now + .seconds(60)
         var port: Int?
         while port == nil && clock.now < deadline && process.exitStatus == nil {
             port = process.stdout.split(separator: "\n").first { $0.hasPrefix("listening ") }

@@ -240,28 +240,3 @@ public struct MockAPNsError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { message }
 }
-
-/// The repository's Python test environment (`scripts/python-env`): made once per test run.
-public enum PythonEnvironment {
-    /// The repository root: this file is Tests/CoinWatchTestSupport/MockAPNs.swift.
-    public static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
-    private static let made: Result<String, MockAPNsError> = {
-        do {
-            let child = try ChildProcess(repositoryRoot.appendingPathComponent("scripts/python-env").path, [])
-            guard child.wait(timeout: .seconds(600)) == 0 else {
-                return .failure(MockAPNsError(message: "scripts/python-env failed:\n\(child.stderr)"))
-            }
-            let path = child.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/bin/python"
-            return .success(path)
-        } catch {
-            return .failure(MockAPNsError(message: "cannot run scripts/python-env: \(error)"))
-        }
-    }()
-
-    /// The environment's python, made on first use.
-    public static func python() throws -> String {
-        try made.get()
-    }
-}

@@ -144,7 +144,7 @@ struct ClusterDaemonTests {
     /// Every node of `nodes` has `count` StreamAlerts calls open (its metrics say so).
     static func alertCallsOpen(_ nodes: [ServerProcess], _ count: Int) async -> Bool {
         await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
-            nodes.allSatisfy { Self.metrics($0)["coinwatch_alert_streams"] == Double(count) }
+            await Self.metrics(nodes).allSatisfy { $0["coinwatch_alert_streams"] == Double(count) }
         }
     }
 
@@ -201,17 +201,34 @@ struct ClusterDaemonTests {
         return (nodes, clients)
     }
 
-    /// `GET /metrics` of `server`: each sample's value by its series as written (`name{labels}`).
-    static func metrics(_ server: ServerProcess) -> [String: Double] {
-        guard let client = try? RawClient(port: server.port) else { return [:] }
-        defer { client.close() }
-        client.send("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    /// `GET /metrics` of `server`: each sample's value by its series as written (`name{labels}`). The blocking read
+    /// runs on a thread of its own, off the pool every test shares.
+    static func metrics(_ server: ServerProcess) async -> [String: Double] {
+        let port = server.port
+        let text = try? await onOwnThread { () -> String in
+            let client = try RawClient(port: port)
+            defer { client.close() }
+            client.send("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            return String(decoding: client.readToEnd(), as: UTF8.self)
+        }
         var values: [String: Double] = [:]
-        for line in String(decoding: client.readToEnd(), as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+        for line in (text ?? "").split(separator: "\n") where !line.hasPrefix("#") {
             guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
             values[String(line[..<space])] = value
         }
         return values
+    }
+
+    /// Each of `nodes`' metrics, in order.
+    static func metrics(_ nodes: [ServerProcess]) async -> [[String: Double]] {
+        var all: [[String: Double]] = []
+        for node in nodes { all.append(await metrics(node)) }
+        return all
+    }
+
+    /// The sum of `series` over `nodes`.
+    static func total(_ series: String, _ nodes: [ServerProcess]) async -> Double {
+        await metrics(nodes).reduce(0) { $0 + ($1[series] ?? 0) }
     }
 
     @Test func eachCrossingFiresOnceAcrossTheCluster() async throws {
@@ -252,18 +269,19 @@ struct ClusterDaemonTests {
         // Metrics say the same: each node's id and live connection, the shards split between them, and each
         // crossing fired by its owner and held back by the two others.
         for (node, name) in zip(nodes, ["a", "b", "c"]) {
-            let values = Self.metrics(node)
+            let values = await Self.metrics(node)
             #expect(values["coinwatch_cluster_node_info{node_id=\"\(name)\"}"] == 1)
             #expect(values["coinwatch_cluster_nats_state{state=\"connected\"}"] == 1)
             #expect(values["coinwatch_cluster_members"] == 3)
         }
         let counted = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
-            let all = nodes.map(Self.metrics)
+            let all = await Self.metrics(nodes)
             func sum(_ series: String) -> Double { all.reduce(0) { $0 + ($1[series] ?? 0) } }
             return sum("coinwatch_cluster_owned_shards") == 64 && sum("coinwatch_alerts_fired_total") == Double(devices.count)
                 && sum("coinwatch_alerts_held_back_total") == Double(2 * devices.count)
         }
-        #expect(counted, "\(nodes.map(Self.metrics).map { $0.filter { $0.key.contains("shards") || $0.key.contains("alerts_") } })")
+        let seen = await Self.metrics(nodes).map { $0.filter { $0.key.contains("shards") || $0.key.contains("alerts_") } }
+        #expect(counted, "\(seen)")
     }
 
     @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {
@@ -300,7 +318,7 @@ struct ClusterDaemonTests {
         // Nobody follows the devices: each crossing waits in its owner's outbox (and in the bucket's copy).
         _ = try await clients[0].publish([Self.tick("CWO", 150)])
         let fired = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
-            nodes.map { Self.metrics($0)["coinwatch_alerts_fired_total"] ?? 0 }.reduce(0, +) == Double(devices.count)
+            await Self.total("coinwatch_alerts_fired_total", nodes) == Double(devices.count)
         }
         #expect(fired)
         // Past the span a new owner replays held-back alerts over (lease TTL 2 s × 17/12 + 1 s here), so only the
@@ -319,7 +337,7 @@ struct ClusterDaemonTests {
             }
         }
         #expect(delivered, "\(counts.value.withLock { $0 })")
-        let restored = survivors.map { Self.metrics($0)["coinwatch_alerts_outbox_restored_total"] ?? 0 }.reduce(0, +)
+        let restored = await Self.total("coinwatch_alerts_outbox_restored_total", survivors)
         #expect(restored >= 1, "c owned none of the devices' shards, or nothing was restored")
     }
 

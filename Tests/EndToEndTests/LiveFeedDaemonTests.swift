@@ -12,7 +12,8 @@ import Testing
 struct LiveFeedDaemonTests {
     @Test("three venues: StreamPrices carries their median with its source count, health shows each")
     func threeVenues() async throws {
-        let exchanges = try ["binance", "coinbase", "kraken"].map { try FakeExchange(venue: $0) }
+        var exchanges: [FakeExchange] = []
+        for venue in ["binance", "coinbase", "kraken"] { exchanges.append(try await FakeExchange.start(venue: venue)) }
         let urls = exchanges.map { "\($0.venue)=\($0.url(path: "/ws"))" }.joined(separator: ",")
         let server = try await ServerProcess.start(arguments: [
             "--feed", "binance,coinbase,kraken", "--feed-url", urls, "--symbols", "BTC,ETH",
@@ -61,7 +62,7 @@ struct LiveFeedDaemonTests {
     @Test("a wss:// venue with --ca-file: prices flow; without the CA file the certificate is refused")
     func secureVenue() async throws {
         let pki = try await TestCertificates.shared()
-        let exchange = try FakeExchange(
+        let exchange = try await FakeExchange.start(
             venue: "kraken", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
         let url = "kraken=\(exchange.url(path: "/ws"))"
         #expect(url.hasPrefix("kraken=wss://"))
@@ -94,7 +95,7 @@ struct LiveFeedDaemonTests {
 
     @Test("Finnhub's token reaches the venue but never the log, also across a reconnect")
     func finnhubTokenStaysSecret() async throws {
-        let exchange = try FakeExchange(venue: "finnhub")
+        let exchange = try await FakeExchange.start(venue: "finnhub")
         let secret = "fh-secret-\(UInt32.random(in: 1_000_000...9_999_999))"
         let server = try await ServerProcess.start(arguments: [
             "--feed", "finnhub", "--feed-url", "finnhub=\(exchange.url(path: "/ws"))", "--finnhub-token", secret,
@@ -111,7 +112,7 @@ struct LiveFeedDaemonTests {
 
     @Test("the token can come from COINWATCH_FINNHUB_TOKEN")
     func finnhubTokenFromTheEnvironment() async throws {
-        let exchange = try FakeExchange(venue: "finnhub")
+        let exchange = try await FakeExchange.start(venue: "finnhub")
         let binary = try #require(BuiltProducts.url(of: "coinwatchd"))
         let data = try TemporaryDirectory()
         var environment = ProcessInfo.processInfo.environment

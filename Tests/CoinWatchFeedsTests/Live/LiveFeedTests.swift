@@ -75,7 +75,7 @@ struct LiveFeedTests {
     @Test(arguments: ["binance", "coinbase", "kraken", "finnhub"], [false, true])
     func aVenuesTradesReachTheHubExactly(_ venue: String, overTLS: Bool) async throws {
         let pki = overTLS ? try await TestCertificates.shared() : nil
-        let exchange = try FakeExchange(
+        let exchange = try await FakeExchange.start(
             venue: venue, certificate: pki.map { ($0.server.certificateFile, $0.server.privateKeyFile) })
         #expect(exchange.url().hasPrefix(overTLS ? "wss://" : "ws://"))
         let rig = try Rig(venue, exchanges: [exchange], caFile: pki?.caFile)
@@ -104,7 +104,7 @@ struct LiveFeedTests {
 
     @Test func aVenueOverTLSIsVerifiedAgainstTheCAFile() async throws {
         let pki = try await TestCertificates.shared()
-        let exchange = try FakeExchange(
+        let exchange = try await FakeExchange.start(
             venue: "coinbase", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
         #expect(exchange.url().hasPrefix("wss://127.0.0.1:"))
         let rig = try Rig("coinbase", exchanges: [exchange], caFile: pki.caFile)
@@ -125,14 +125,14 @@ struct LiveFeedTests {
         let pki = try await TestCertificates.shared()
         // Each venue presents a certificate that must not be taken: for another host, expired, from a CA that is
         // neither the system's nor in the CA file.
-        let wrongHost = try FakeExchange(
+        let wrongHost = try await FakeExchange.start(
             venue: "binance", certificate: (pki.wrongHost.certificateFile, pki.wrongHost.privateKeyFile))
-        let expired = try FakeExchange(
+        let expired = try await FakeExchange.start(
             venue: "kraken", certificate: (pki.expiredServer.certificateFile, pki.expiredServer.privateKeyFile))
-        let untrusted = try FakeExchange(
+        let untrusted = try await FakeExchange.start(
             venue: "finnhub",
             certificate: (pki.untrustedServer.certificateFile, pki.untrustedServer.privateKeyFile))
-        let healthy = try FakeExchange(venue: "coinbase", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
+        let healthy = try await FakeExchange.start(venue: "coinbase", certificate: (pki.server.certificateFile, pki.server.privateKeyFile))
         let rig = try Rig(
             "binance,kraken,finnhub,coinbase", exchanges: [wrongHost, expired, untrusted, healthy], symbols: ["BTC"],
             caFile: pki.caFile)
@@ -174,7 +174,7 @@ struct LiveFeedTests {
     }
 
     @Test func anAbruptCloseReconnectsAndResubscribes() async throws {
-        let exchange = try FakeExchange(venue: "binance")
+        let exchange = try await FakeExchange.start(venue: "binance")
         let rig = try Rig("binance", exchanges: [exchange])
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange))
@@ -187,7 +187,7 @@ struct LiveFeedTests {
     }
 
     @Test func aSilentVenueGoesStaleAndComesBack() async throws {
-        let exchange = try FakeExchange(venue: "kraken", options: ["--heartbeat", "0.2"])
+        let exchange = try await FakeExchange.start(venue: "kraken", options: ["--heartbeat", "0.2"])
         let rig = try Rig("kraken", exchanges: [exchange], maxAge: .seconds(1), deadline: .seconds(2))
         defer { rig.stop() }
         #expect(await Self.subscribed(exchange))
@@ -209,8 +209,8 @@ struct LiveFeedTests {
     }
 
     @Test func faultsAreCountedAndOtherSourcesGoOn() async throws {
-        let faulty = try FakeExchange(venue: "binance")
-        let healthy = try FakeExchange(venue: "coinbase")
+        let faulty = try await FakeExchange.start(venue: "binance")
+        let healthy = try await FakeExchange.start(venue: "coinbase")
         let rig = try Rig("binance,coinbase", exchanges: [faulty, healthy], symbols: ["BTC"])
         defer { rig.stop() }
         #expect(await Self.subscribed(faulty))
@@ -256,8 +256,8 @@ struct LiveFeedTests {
     }
 
     @Test func aWrongAcceptOrARateLimitIsRefused() async throws {
-        let forged = try FakeExchange(venue: "binance", options: ["--bad-accept"])
-        let limited = try FakeExchange(venue: "kraken", options: ["--reject", "429"])
+        let forged = try await FakeExchange.start(venue: "binance", options: ["--bad-accept"])
+        let limited = try await FakeExchange.start(venue: "kraken", options: ["--reject", "429"])
         let rig = try Rig("binance,kraken", exchanges: [forged, limited])
         defer { rig.stop() }
         #expect(await eventually {
@@ -274,9 +274,9 @@ struct LiveFeedTests {
     }
 
     @Test func threeVenuesGiveTheMedianAndOneStaleVenueLeavesTheRest() async throws {
-        let binance = try FakeExchange(venue: "binance")
-        let coinbase = try FakeExchange(venue: "coinbase")
-        let kraken = try FakeExchange(venue: "kraken")
+        let binance = try await FakeExchange.start(venue: "binance")
+        let coinbase = try await FakeExchange.start(venue: "coinbase")
+        let kraken = try await FakeExchange.start(venue: "kraken")
         let rig = try Rig(
             "binance,coinbase,kraken", exchanges: [binance, coinbase, kraken], symbols: ["BTC"], maxAge: .seconds(3))
         defer { rig.stop() }
