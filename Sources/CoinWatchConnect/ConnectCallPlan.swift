@@ -37,6 +37,18 @@ public struct ConnectCallPlan: Sendable {
         return try transcode(body, maxMessageBytes: maxMessageBytes)
     }
 
+    /// `binaryRequest(body:maxMessageBytes:)` for a body in an array: a unary binary POST's body is already the
+    /// binary request, and is handed on as it stands rather than copied.
+    public func binaryRequest(body: [UInt8], maxMessageBytes: Int) throws(ConnectFailure) -> [UInt8] {
+        if getMessage == nil, !contentType.isStreaming, contentType.codec == .proto, body.count <= maxMessageBytes {
+            return body
+        }
+        let result = body.withUnsafeBytes { bytes in
+            Result { () throws(ConnectFailure) in try binaryRequest(body: bytes, maxMessageBytes: maxMessageBytes) }
+        }
+        return try result.get()
+    }
+
     private func transcode(_ message: UnsafeRawBufferPointer, maxMessageBytes: Int) throws(ConnectFailure) -> [UInt8] {
         switch contentType.codec {
         case .proto:

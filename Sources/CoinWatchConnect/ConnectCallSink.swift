@@ -9,7 +9,7 @@ package import CoinWatchRPC
 /// Loop-confined, like the call (hence `@unchecked Sendable`, as `ServerCall` is: it may be handed to the loop,
 /// and is only touched there).
 package final class ConnectCallSink: CallSink, @unchecked Sendable {
-    package let exchange: ConnectExchange
+    package private(set) var exchange: ConnectExchange
     private let responder: any ConnectHTTPResponder
     /// The running call, while the dispatcher has one (a unary or streaming method that did not answer at once).
     package private(set) var call: ServerCall?

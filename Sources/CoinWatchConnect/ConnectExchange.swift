@@ -5,8 +5,10 @@ public import CoinWatchRPC
 /// The HTTP layer frames the body (`Content-Length` for a complete answer, chunked or DATA frames for a stream)
 /// and adds its own headers; Connect decides status, content type and bytes. Loop-confined like the call.
 public protocol ConnectHTTPResponder: AnyObject {
-    /// A complete answer: head and the whole body.
-    func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8])
+    /// A complete answer: head and the whole body. `contentType` goes out as the `Content-Type` field, before
+    /// `headers`. The body is lent for the call (a unary answer straight from the method's encoder, not copied
+    /// first): a responder that keeps it copies it.
+    func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer)
     /// The head of a streamed answer; the body follows in `stream(_:)` calls and ends with `finish()`.
     func startStream(status: Int, headers: [(name: String, value: String)])
     /// More of a streamed body.
@@ -21,13 +23,22 @@ public protocol ConnectHTTPResponder: AnyObject {
     var queuedBytes: Int { get }
 }
 
+extension ConnectHTTPResponder {
+    /// A complete answer with a body already in an array.
+    public func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        body.withUnsafeBytes { respond(status: status, contentType: contentType, headers: headers, body: $0) }
+    }
+}
+
 /// The Connect side of one call: turns what the dispatcher produces (a refusal, a unary answer, stream messages,
 /// the end) into the protocol's HTTP answer, whatever the HTTP version under it.
 ///
 /// Unary: 200 with the response in the request's codec, or the mapped HTTP status with the error JSON.
 /// Streaming: 200 with `application/connect+…`, one envelope per message, and the end-of-stream envelope carrying
 /// the status; a refusal before any message is the same head with only the end-of-stream envelope.
-public final class ConnectExchange {
+///
+/// A value kept inside its call's `ConnectCallSink`, not an object of its own: one allocation less per call.
+public struct ConnectExchange {
     public let plan: ConnectCallPlan
     private let responder: any ConnectHTTPResponder
     private let extraHeaders: [(name: String, value: String)]
@@ -48,12 +59,11 @@ public final class ConnectExchange {
         extraHeaders: [(name: String, value: String)] = []
     ) {
         if contentType.isStreaming {
-            responder.respond(status: 200, headers: [("Content-Type", contentType.description)] + extraHeaders,
+            responder.respond(status: 200, contentType: contentType.description, headers: extraHeaders,
                               body: ConnectCallPlan.streamEnd(failure.error))
         } else {
             let error = ConnectErrorResponse(failure.error)
-            responder.respond(status: error.status, headers: [("Content-Type", error.contentType)] + extraHeaders,
-                              body: error.body)
+            responder.respond(status: error.status, contentType: error.contentType, headers: extraHeaders, body: error.body)
         }
     }
 
@@ -61,12 +71,12 @@ public final class ConnectExchange {
     public static func refuse(
         status: Int, failure: ConnectFailure, headers: [(name: String, value: String)], responder: any ConnectHTTPResponder
     ) {
-        responder.respond(status: status, headers: [("Content-Type", "application/json")] + headers,
+        responder.respond(status: status, contentType: "application/json", headers: headers,
                           body: ConnectBodies.errorJSON(failure.error))
     }
 
     /// The whole answer of a call that ended at once: a unary response when `code` is OK, else the error.
-    public func answer(code: RPCError.Code, message: String, payload: UnsafeRawBufferPointer) {
+    public mutating func answer(code: RPCError.Code, message: String, payload: UnsafeRawBufferPointer) {
         guard !isFinished else { return }
         if plan.contentType.isStreaming {
             end(code: code, message: message)
@@ -75,9 +85,14 @@ public final class ConnectExchange {
         isFinished = true
         if code == .ok {
             do throws(ConnectFailure) {
-                let body = try plan.unaryResponseBody(payload)
-                responder.respond(status: 200, headers: [("Content-Type", plan.contentType.description)] + extraHeaders,
-                                  body: body)
+                if plan.contentType.codec == .proto {
+                    // The binary answer is the body as it stands.
+                    responder.respond(status: 200, contentType: plan.contentType.description, headers: extraHeaders,
+                                      body: payload)
+                } else {
+                    responder.respond(status: 200, contentType: plan.contentType.description, headers: extraHeaders,
+                                      body: try plan.unaryResponseBody(payload))
+                }
             } catch {
                 respondError(error.error)
             }
@@ -87,7 +102,7 @@ public final class ConnectExchange {
     }
 
     /// One message of a stream (`payload` then `suffix`, merged by protobuf on decode).
-    public func send(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
+    public mutating func send(payload: UnsafeRawBufferPointer, suffix: UnsafeRawBufferPointer) {
         guard !isFinished, plan.contentType.isStreaming else { return }
         var bytes: [UInt8] = []
         do throws(ConnectFailure) {
@@ -101,7 +116,7 @@ public final class ConnectExchange {
     }
 
     /// The end of a stream, with its status; for a unary call, the same as `answer` without a response.
-    public func end(code: RPCError.Code, message: String) {
+    public mutating func end(code: RPCError.Code, message: String) {
         guard !isFinished else { return }
         guard plan.contentType.isStreaming else {
             answer(code: code, message: message, payload: UnsafeRawBufferPointer(start: nil, count: 0))
@@ -113,19 +128,19 @@ public final class ConnectExchange {
             responder.stream(end)
             responder.finish()
         } else {
-            responder.respond(status: 200, headers: [("Content-Type", plan.contentType.description)] + extraHeaders, body: end)
+            responder.respond(status: 200, contentType: plan.contentType.description, headers: extraHeaders, body: end)
         }
     }
 
     /// A streaming call is running: its head goes out now rather than with the first message, so the client
     /// (a browser's `fetch`, a proxy) sees the stream established even while nothing happens on it (a device
     /// with no alert yet).
-    public func beginStream() {
+    public mutating func beginStream() {
         guard !isFinished, plan.contentType.isStreaming else { return }
         startStreamIfNeeded()
     }
 
-    private func startStreamIfNeeded() {
+    private mutating func startStreamIfNeeded() {
         guard !streamStarted else { return }
         streamStarted = true
         responder.startStream(status: 200, headers: [("Content-Type", plan.contentType.description)] + extraHeaders)
@@ -133,7 +148,7 @@ public final class ConnectExchange {
 
     private func respondError(_ error: RPCError) {
         let response = ConnectErrorResponse(error)
-        responder.respond(status: response.status, headers: [("Content-Type", response.contentType)] + extraHeaders,
+        responder.respond(status: response.status, contentType: response.contentType, headers: extraHeaders,
                           body: response.body)
     }
 }

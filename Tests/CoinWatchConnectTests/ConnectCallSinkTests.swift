@@ -17,10 +17,10 @@ struct ConnectCallSinkTests {
         var isWritable = true
         var queuedBytes = 0
 
-        func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
             events.append("respond")
             self.status = status
-            self.body = body
+            self.body = Array(body)
         }
 
         func startStream(status: Int, headers: [(name: String, value: String)]) {

@@ -12,11 +12,11 @@ struct ConnectExchangeTests {
         var headers: [(name: String, value: String)] = []
         var body: [UInt8] = []
 
-        func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
             events.append("respond")
             self.status = status
-            self.headers = headers
-            self.body = body
+            self.headers = [("Content-Type", contentType)] + headers
+            self.body = Array(body)
         }
 
         func startStream(status: Int, headers: [(name: String, value: String)]) {
@@ -51,7 +51,7 @@ struct ConnectExchangeTests {
     @Test("unary: the response in the request's codec, or the error with its HTTP status")
     func unary() throws {
         let recorder = Recorder()
-        let exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/GetSettings", "application/json"),
+        var exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/GetSettings", "application/json"),
                                        responder: recorder, extraHeaders: [("Vary", "Origin")])
         let response = V1.GetSettingsResponse(settings: V1.Settings(deviceID: "d", version: 2)).serializedBytes()
         response.withUnsafeBytes { exchange.answer(code: .ok, message: "", payload: $0) }
@@ -63,7 +63,7 @@ struct ConnectExchangeTests {
         #expect(recorder.events == ["respond"], "nothing after the answer")
 
         let failed = Recorder()
-        let proto = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/GetSettings", "application/proto"), responder: failed)
+        var proto = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/GetSettings", "application/proto"), responder: failed)
         proto.answer(code: .notFound, message: "no settings", payload: none)
         #expect(failed.status == 404 && failed.contentType == "application/json")
         #expect(failed.text == #"{"code":"not_found","message":"no settings"}"#)
@@ -72,7 +72,7 @@ struct ConnectExchangeTests {
     @Test("streaming: head, one envelope per message, then the end-of-stream status")
     func streaming() throws {
         let recorder = Recorder()
-        let exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json"),
+        var exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json"),
                                        responder: recorder)
         for sequence in 1...2 {
             let update = V1.PriceUpdate(symbol: "BTC", sequence: UInt64(sequence)).serializedBytes()
@@ -100,7 +100,7 @@ struct ConnectExchangeTests {
     @Test("a stream refused before its first message is one answer: 200 and the end-of-stream error")
     func refusedStream() throws {
         let recorder = Recorder()
-        let exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamAlerts", "application/connect+proto"),
+        var exchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamAlerts", "application/connect+proto"),
                                        responder: recorder)
         exchange.answer(code: .unauthenticated, message: "no key", payload: none)
         #expect(recorder.events == ["respond"] && recorder.status == 200)
@@ -108,8 +108,9 @@ struct ConnectExchangeTests {
         #expect(recorder.body.first == 2)
         #expect(String(decoding: recorder.body.dropFirst(5), as: UTF8.self) == #"{"error":{"code":"unauthenticated","message":"no key"}}"#)
         let ok = Recorder()
-        ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamAlerts", "application/connect+json"), responder: ok)
-            .end(code: .ok, message: "")
+        var okExchange = ConnectExchange(plan: try plan("/coinwatch.v1.CoinWatch/StreamAlerts", "application/connect+json"),
+                                         responder: ok)
+        okExchange.end(code: .ok, message: "")
         #expect(ok.body == [2, 0, 0, 0, 2] + Array("{}".utf8))
     }
 

@@ -46,8 +46,8 @@ extension HTTPServer {
             return nil
         case .call(let plan):
             let maxMessageBytes = dispatcher.maxMessageBytes
-            let request = body.withUnsafeBytes { bytes in
-                Result { () throws(ConnectFailure) in try plan.binaryRequest(body: bytes, maxMessageBytes: maxMessageBytes) }
+            let request = Result { () throws(ConnectFailure) in
+                try plan.binaryRequest(body: body, maxMessageBytes: maxMessageBytes)
             }
             switch request {
             case .failure(let failure):

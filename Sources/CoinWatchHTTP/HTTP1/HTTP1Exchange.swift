@@ -39,24 +39,30 @@ final class HTTP1Exchange: ConnectHTTPResponder {
 
     /// Answers with a complete `HTTPResponse` (the operators' endpoints, refusals, the dashboard).
     func respond(_ response: HTTPResponse) {
-        respond(status: response.status, headers: response.headers, body: response.body)
+        response.body.withUnsafeBytes { respond(status: response.status, contentType: nil, headers: response.headers, body: $0) }
     }
 
     // MARK: ConnectHTTPResponder
 
-    func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+    func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
+        respond(status: status, contentType: Optional(contentType), headers: headers, body: body)
+    }
+
+    private func respond(status: Int, contentType: String?, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
         guard !isComplete, !isStreaming else { return }
-        var head = head(status: status, headers: headers)
+        // One write for a small answer (a unary call's, usually): head and body in one piece of output, made in
+        // one allocation.
+        let together = !isHead && !body.isEmpty && body.count <= 4096
+        var head = head(status: status, contentType: contentType, headers: headers, reserving: together ? body.count : 0)
         Self.appendField("content-length", String(body.count), to: &head)
         if closeAfter { Self.appendField("connection", "close", to: &head) }
         head += [13, 10]
-        // One write for a small answer (a unary call's, usually): one piece of output, not two.
-        if !isHead && !body.isEmpty && body.count <= 4096 {
-            head += body
+        if together {
+            head.append(contentsOf: body)
             write(head)
         } else {
             write(head)
-            if !isHead && !body.isEmpty { write(body) }
+            if !isHead && !body.isEmpty { write(Array(body)) }
         }
         complete()
     }
@@ -64,7 +70,7 @@ final class HTTP1Exchange: ConnectHTTPResponder {
     func startStream(status: Int, headers: [(name: String, value: String)]) {
         guard !isComplete, !isStreaming else { return }
         isStreaming = true
-        var head = head(status: status, headers: headers)
+        var head = head(status: status, contentType: nil, headers: headers)
         if isHTTP10 {
             closeAfter = true
         } else {
@@ -99,14 +105,18 @@ final class HTTP1Exchange: ConnectHTTPResponder {
     // MARK: Helpers
 
     /// The status line and `headers`, as bytes: built for every response, so without string interpolation.
-    private func head(status: Int, headers: [(name: String, value: String)]) -> [UInt8] {
+    /// The status line and fields, in an array with room for `reserving` more bytes after the head.
+    private func head(
+        status: Int, contentType: String?, headers: [(name: String, value: String)], reserving: Int = 0
+    ) -> [UInt8] {
         var head: [UInt8] = []
-        head.reserveCapacity(256)
+        head.reserveCapacity(256 + reserving)
         head += "HTTP/1.1 ".utf8
         head += String(status).utf8
         head.append(0x20)
         head += HTTPResponse.reason(status).utf8
         head += [13, 10]
+        if let contentType { Self.appendField("Content-Type", contentType, to: &head) }
         for (name, value) in headers { Self.appendField(name, value, to: &head) }
         return head
     }

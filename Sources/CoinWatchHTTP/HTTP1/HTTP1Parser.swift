@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// A strict, incremental HTTP/1.1 request parser (RFC 9112) with limits.
 ///
 /// Fed whatever each read returned, it walks the bytes once with a state machine, so a request split across
@@ -53,6 +55,11 @@ struct HTTP1Parser {
     private var body: [UInt8] = []
     private var chunkSize = 0
     private var chunkDigits = 0
+    /// The strings the previous request's line and fields were made into, in the order they were taken, and this
+    /// request's so far. A keep-alive client repeats its target and most field lines byte for byte, in the same
+    /// order; a repeated one is the same `String` again instead of a new allocation (two to four per request).
+    private var previousStrings: [String] = []
+    private var strings: [String] = []
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
     private(set) var bytesInRequest = 0
     /// The request being read sent `Expect: 100-continue` and its body has not begun: the client waits for
@@ -230,7 +237,8 @@ struct HTTP1Parser {
                 let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
                 let start = token.firstIndex { !isSpace($0) } ?? token.endIndex
                 let end = token.lastIndex { !isSpace($0) }.map { $0 + 1 } ?? start
-                headers.append((fieldName, String(decoding: token[start..<end], as: UTF8.self)))
+                let value = token.withUnsafeBytes { string(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+                headers.append((fieldName, value))
                 token.removeAll(keepingCapacity: true)
                 state = .fieldLF
             } else {
@@ -382,12 +390,35 @@ struct HTTP1Parser {
         headerBytes = 0
         bytesInRequest = 0
         awaitsContinue = false
+        swap(&previousStrings, &strings)
+        strings.removeAll(keepingCapacity: true)
         return request
     }
 
     private mutating func take() -> String {
         defer { token.removeAll(keepingCapacity: true) }
-        return String(decoding: token, as: UTF8.self)
+        return token.withUnsafeBytes { string($0) }
+    }
+
+    /// `bytes` as a `String`: the previous request's string at the same place when it has the same bytes.
+    private mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        let place = strings.count
+        var result: String
+        if place < previousStrings.count, Self.equal(previousStrings[place], bytes) {
+            result = previousStrings[place]
+        } else {
+            result = String(decoding: bytes, as: UTF8.self)
+        }
+        if place < Self.maxRememberedStrings { strings.append(result) }
+        return result
+    }
+
+    /// At most this many strings of a request are remembered for the next (a usual request has fewer).
+    private static let maxRememberedStrings = 32
+
+    private static func equal(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var string = string
+        return string.withUTF8 { UnsafeRawBufferPointer($0).hasSameBytes(as: bytes) }
     }
 
     private mutating func requestLineByte(_ count: Int = 1) throws(HTTP1ParseError) {

@@ -16,9 +16,10 @@ final class HTTP2ConnectResponder: ConnectHTTPResponder {
         self.stream = stream
     }
 
-    func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+    func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
         guard let connection, let stream else { return }
-        connection.respondWhole(stream, status: status, headers: headers, body: body)
+        // The body waits in the stream for the client's window: it is copied.
+        connection.respondWhole(stream, status: status, headers: [("content-type", contentType)] + headers, body: Array(body))
     }
 
     func startStream(status: Int, headers: [(name: String, value: String)]) {

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// A hash table from device-id bytes to values, looked up straight from a request's bytes.
 ///
 /// `Dictionary<String, _>` made every `GetSettings` build a `String`, hash it twice (shard,
@@ -163,26 +165,9 @@ struct DeviceTable<Value>: ~Copyable {
         while true {
             let entry = buckets[bucket]
             if entry.slot == 0 { return (bucket, nil) }
-            if entry.hash == hash, Self.equal(entry.key, key) { return (bucket, Int(entry.slot) - 1) }
+            if entry.hash == hash, entry.key.hasSameBytes(as: key) { return (bucket, Int(entry.slot) - 1) }
             bucket = (bucket + 1) & mask
         }
-    }
-
-    /// Byte equality, eight bytes at a time: device ids are short, and a call to `memcmp` costs
-    /// more than comparing them in place.
-    private static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        var index = 0
-        while index + 8 <= lhs.count {
-            guard lhs.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                == rhs.loadUnaligned(fromByteOffset: index, as: UInt64.self) else { return false }
-            index += 8
-        }
-        while index < lhs.count {
-            guard lhs[index] == rhs[index] else { return false }
-            index += 1
-        }
-        return true
     }
 
     private mutating func grow() {

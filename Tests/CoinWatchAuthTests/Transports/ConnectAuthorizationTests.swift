@@ -18,9 +18,9 @@ struct ConnectAuthorizationTests {
         var isWritable = true
         var queuedBytes = 0
 
-        func respond(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        func respond(status: Int, contentType: String, headers: [(name: String, value: String)], body: UnsafeRawBufferPointer) {
             self.status = status
-            self.body = body
+            self.body = Array(body)
         }
 
         func startStream(status: Int, headers: [(name: String, value: String)]) { self.status = status }

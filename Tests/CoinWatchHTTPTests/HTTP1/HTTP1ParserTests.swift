@@ -53,6 +53,34 @@ import Testing
         }
     }
 
+    @Test("a request that repeats the one before it reads as itself, and a change at any place is seen")
+    func repeatedRequestsReadAsThemselves() throws {
+        let base = ["POST", "/coinwatch.v1.CoinWatch/GetSettings", "application/proto-long-enough-to-allocate", "x-a-value"]
+        func request(_ parts: [String]) -> String {
+            "\(parts[0]) \(parts[1]) HTTP/1.1\r\nHost: a\r\nContent-Type: \(parts[2])\r\nX-Note: \(parts[3])\r\n"
+                + "Content-Length: 1\r\n\r\nz"
+        }
+        // The base, then each part changed in turn (same length and not), then the base again.
+        var variants = [base]
+        for place in base.indices {
+            for changed in [String(base[place].dropLast()) + "Q", base[place] + "-longer", "s"] {
+                var parts = base
+                parts[place] = place == 0 ? (changed == "s" ? "PUT" : "PATCH") : (place == 1 ? "/" + changed : changed)
+                variants.append(parts)
+                variants.append(base)
+            }
+        }
+        for chunk in [1, 5, Int.max] {
+            let requests = try Self.parse(variants.map(request).joined(), chunk: chunk)
+            #expect(requests.count == variants.count)
+            for (request, parts) in zip(requests, variants) {
+                #expect([request.method, request.target, request.header("content-type") ?? "", request.header("x-note") ?? ""]
+                        == parts)
+                #expect(request.headers.map(\.name) == ["host", "content-type", "x-note", "content-length"])
+            }
+        }
+    }
+
     @Test("keep-alive by version and Connection")
     func keepAlive() throws {
         #expect(try !Self.parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")[0].keepAlive)
