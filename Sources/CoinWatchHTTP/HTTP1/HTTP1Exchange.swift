@@ -4,12 +4,13 @@ import CoinWatchRPC
 /// One request's answer on an HTTP/1.1 connection, in its place in the pipeline: a complete response
 /// (`Content-Length`), or a streamed one (`Transfer-Encoding: chunked`, so a browser's `fetch` reads each
 /// Connect envelope as it comes). What it writes before its turn waits in `buffered`; once it is the oldest
-/// unanswered request, its bytes go straight to the connection. Loop-confined, owned by its `HTTP1Session`.
+/// unanswered request, its bytes go straight to the connection. Loop-confined, owned by its `HTTP1Session`,
+/// which reuses a finished one for its next request when nothing else still holds it.
 final class HTTP1Exchange: ConnectHTTPResponder {
     unowned let session: HTTP1Session
-    let isHead: Bool
+    private(set) var isHead: Bool
     /// HTTP/1.0 has no chunked coding: a stream is sent raw and ended by closing the connection.
-    let isHTTP10: Bool
+    private(set) var isHTTP10: Bool
     var closeAfter: Bool
     /// The oldest unanswered request: writes go to the connection.
     private(set) var isActive = false
@@ -25,6 +26,17 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         self.isHead = isHead
         self.isHTTP10 = isHTTP10
         self.closeAfter = closeAfter
+    }
+
+    /// Makes a finished exchange that nothing else holds (its session checked) the exchange of a new request.
+    func reuse(isHead: Bool, isHTTP10: Bool, closeAfter: Bool) {
+        precondition(isComplete && sink == nil && buffered.isEmpty, "reusing an exchange still in use")
+        self.isHead = isHead
+        self.isHTTP10 = isHTTP10
+        self.closeAfter = closeAfter
+        isActive = false
+        isComplete = false
+        isStreaming = false
     }
 
     /// Its turn has come: what it buffered leaves now.
@@ -53,7 +65,8 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         // One write for a small answer (a unary call's, usually): head and body in one piece of output, made in
         // one allocation.
         let together = !isHead && !body.isEmpty && body.count <= 4096
-        var head = head(status: status, contentType: contentType, headers: headers, reserving: together ? body.count : 0)
+        var head = session.takeScratch()
+        self.head(status: status, contentType: contentType, headers: headers, into: &head)
         Self.appendField("content-length", String(body.count), to: &head)
         if closeAfter { Self.appendField("connection", "close", to: &head) }
         head += [13, 10]
@@ -64,13 +77,15 @@ final class HTTP1Exchange: ConnectHTTPResponder {
             write(head)
             if !isHead && !body.isEmpty { write(Array(body)) }
         }
+        session.returnScratch(head)
         complete()
     }
 
     func startStream(status: Int, headers: [(name: String, value: String)]) {
         guard !isComplete, !isStreaming else { return }
         isStreaming = true
-        var head = head(status: status, contentType: nil, headers: headers)
+        var head: [UInt8] = []
+        self.head(status: status, contentType: nil, headers: headers, into: &head)
         if isHTTP10 {
             closeAfter = true
         } else {
@@ -104,13 +119,11 @@ final class HTTP1Exchange: ConnectHTTPResponder {
 
     // MARK: Helpers
 
-    /// The status line and `headers`, as bytes: built for every response, so without string interpolation.
-    /// The status line and fields, in an array with room for `reserving` more bytes after the head.
+    /// Appends the status line and fields to `head`, as bytes: built for every response, so without string
+    /// interpolation.
     private func head(
-        status: Int, contentType: String?, headers: [(name: String, value: String)], reserving: Int = 0
-    ) -> [UInt8] {
-        var head: [UInt8] = []
-        head.reserveCapacity(256 + reserving)
+        status: Int, contentType: String?, headers: [(name: String, value: String)], into head: inout [UInt8]
+    ) {
         head += "HTTP/1.1 ".utf8
         head += String(status).utf8
         head.append(0x20)
@@ -118,7 +131,6 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         head += [13, 10]
         if let contentType { Self.appendField("Content-Type", contentType, to: &head) }
         for (name, value) in headers { Self.appendField(name, value, to: &head) }
-        return head
     }
 
     private static func appendField(_ name: String, _ value: String, to head: inout [UInt8]) {

@@ -60,6 +60,10 @@ struct HTTP1Parser {
     /// order; a repeated one is the same `String` again instead of a new allocation (two to four per request).
     private var previousStrings: [String] = []
     private var strings: [String] = []
+    /// A delivered request's field and body arrays, given back emptied (`recycle`) for the next request to fill
+    /// without allocating.
+    private var spareHeaders: [(name: String, value: String)] = []
+    private var spareBody: [UInt8] = []
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
     private(set) var bytesInRequest = 0
     /// The request being read sent `Expect: 100-continue` and its body has not begun: the client waits for
@@ -385,7 +389,9 @@ struct HTTP1Parser {
         method = ""
         target = ""
         headers = []
+        swap(&headers, &spareHeaders)
         body = []
+        swap(&body, &spareBody)
         lineBytes = 0
         headerBytes = 0
         bytesInRequest = 0
@@ -393,6 +399,19 @@ struct HTTP1Parser {
         swap(&previousStrings, &strings)
         strings.removeAll(keepingCapacity: true)
         return request
+    }
+
+    /// Takes back the arrays of `request`, which its session is done with, for the next request. Only modest ones
+    /// are kept; one still held elsewhere is copied on the next write instead, which is only an allocation.
+    mutating func recycle(_ request: inout HTTP1Request) {
+        if spareHeaders.capacity == 0 && request.headers.capacity <= 64 {
+            request.headers.removeAll(keepingCapacity: true)
+            swap(&spareHeaders, &request.headers)
+        }
+        if spareBody.capacity == 0 && request.body.capacity <= 64 << 10 {
+            request.body.removeAll(keepingCapacity: true)
+            swap(&spareBody, &request.body)
+        }
     }
 
     private mutating func take() -> String {

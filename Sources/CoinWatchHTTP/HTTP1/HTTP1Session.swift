@@ -31,6 +31,11 @@ final class HTTP1Session {
     /// compares against it when it fires rather than being moved on every read.
     private var lastActivityNanos = MonotonicClock.nanoseconds()
     private var slowConsumerTimer: TimerHandle?
+    /// The exchange that finished last, for the next request to reuse if nothing else holds it by then (a call's
+    /// sink releases its exchange only after the answer is written).
+    private var finished: HTTP1Exchange?
+    /// The buffer answers are built in before they are copied into the connection's output.
+    private var scratch: [UInt8] = []
 
     init(connection: Connection, server: HTTPServer, peer: String) {
         self.connection = connection
@@ -55,8 +60,9 @@ final class HTTP1Session {
         } catch {
             failure = error
         }
-        for request in parsed where !closing {
-            handle(request)
+        for index in parsed.indices where !closing {
+            handle(parsed[index])
+            parser.recycle(&parsed[index])
         }
         parsed.removeAll(keepingCapacity: true)
         if let failure, !closing {
@@ -93,7 +99,14 @@ final class HTTP1Session {
 
     /// A new exchange at the end of the pipeline (active at once when it is the only one).
     private func add(isHead: Bool, isHTTP10: Bool, close: Bool) -> HTTP1Exchange {
-        let exchange = HTTP1Exchange(session: self, isHead: isHead, isHTTP10: isHTTP10, closeAfter: close)
+        let exchange: HTTP1Exchange
+        if finished != nil, isKnownUniquelyReferenced(&finished!), let reused = finished {
+            reused.reuse(isHead: isHead, isHTTP10: isHTTP10, closeAfter: close)
+            exchange = reused
+        } else {
+            exchange = HTTP1Exchange(session: self, isHead: isHead, isHTTP10: isHTTP10, closeAfter: close)
+        }
+        finished = nil
         if close { closing = true }
         exchanges.append(exchange)
         if exchanges.count == 1 { exchange.activate() }
@@ -106,6 +119,7 @@ final class HTTP1Session {
         guard exchange.isActive else { return }  // it leaves when those before it are done
         while let first = exchanges.first, first.isComplete {
             exchanges.removeFirst()
+            finished = first
             if first.closeAfter || (draining && exchanges.isEmpty && !parser.isInsideRequest) {
                 close(afterFlush: true)
                 return
@@ -130,6 +144,21 @@ final class HTTP1Session {
         }
         cancelTimers()
         if afterFlush { connection.close(afterFlush: .seconds(2)) }
+    }
+
+    /// The answer buffer, empty, for an exchange to build its answer in; `returnScratch` gives it back. Taken, not
+    /// lent: an answer written while another is being built (a call completing the next one's turn) makes its own.
+    func takeScratch() -> [UInt8] {
+        var buffer: [UInt8] = []
+        swap(&buffer, &scratch)
+        buffer.removeAll(keepingCapacity: true)
+        if buffer.capacity == 0 { buffer.reserveCapacity(512) }
+        return buffer
+    }
+
+    func returnScratch(_ buffer: [UInt8]) {
+        // A buffer grown by a large answer is let go rather than kept for the connection's life.
+        if buffer.capacity <= 8192 { scratch = buffer }
     }
 
     // MARK: Timers
