@@ -45,6 +45,10 @@ struct HTTP1Parser {
     let limits: Limits
     private var state = State.method
     private var token: [UInt8] = []
+    /// The token when it is one run of the input being parsed (a target, a field value): read where it lies
+    /// rather than copied into `token` first. Only set inside `parse`, which copies it into `token` before it
+    /// returns if the token goes on in the next read.
+    private var direct: UnsafeRawBufferPointer?
     private var method = ""
     private var target = ""
     private var minorVersion = 1
@@ -119,9 +123,11 @@ struct HTTP1Parser {
                 if let request = try step(byte) { requests.append(request) }
             } catch {
                 state = .failed(error)
+                direct = nil
                 throw error
             }
         }
+        keepToken()
         if case .failed(let error) = state { throw error }
     }
 
@@ -150,14 +156,15 @@ struct HTTP1Parser {
         switch state {
         case .method, .target, .version:
             try requestLineByte(run.count)
-            token.append(contentsOf: run)
-        case .fieldName, .fieldValue:
+            appendToken(run)
+        case .fieldValue:
+            try headerByte(run.count)
+            appendToken(run)
+        case .fieldName:
             try headerByte(run.count)
             let start = token.count
             token.append(contentsOf: run)
-            if case .fieldName = state {
-                for index in start..<token.count { token[index] = Self.lowercase(token[index]) }
-            }
+            for index in start..<token.count { token[index] = Self.lowercase(token[index]) }
         default:
             preconditionFailure("ordinaryRun is 0 in other states")
         }
@@ -169,22 +176,24 @@ struct HTTP1Parser {
         switch state {
         case .method:
             if byte == 0x20 {
-                guard !token.isEmpty else { throw .bad("the request line starts with a space") }
+                guard !tokenIsEmpty else { throw .bad("the request line starts with a space") }
                 method = take()
                 state = .target
             } else {
                 guard Self.isToken(byte) else { throw .bad("the method contains a character a method may not") }
                 try requestLineByte()
+                keepToken()
                 token.append(byte)
             }
         case .target:
             if byte == 0x20 {
-                guard !token.isEmpty else { throw .bad("the request target is empty") }
+                guard !tokenIsEmpty else { throw .bad("the request target is empty") }
                 target = take()
                 state = .version
             } else {
                 guard byte > 0x20 && byte < 0x7f else { throw .bad("the request target contains a space or control character") }
                 try requestLineByte()
+                keepToken()
                 token.append(byte)
             }
         case .version:
@@ -203,6 +212,7 @@ struct HTTP1Parser {
             } else {
                 guard byte > 0x20 && byte < 0x7f else { throw .bad("the request line is malformed") }
                 try requestLineByte()
+                keepToken()
                 token.append(byte)
             }
         case .requestLineLF:
@@ -238,18 +248,21 @@ struct HTTP1Parser {
             }
         case .fieldValue:
             if byte == 0x0d {
-                let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-                let start = token.firstIndex { !isSpace($0) } ?? token.endIndex
-                let end = token.lastIndex { !isSpace($0) }.map { $0 + 1 } ?? start
-                let value = token.withUnsafeBytes { string(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+                let value = withToken { parser, token in
+                    let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+                    let start = token.firstIndex { !isSpace($0) } ?? token.endIndex
+                    let end = token.lastIndex { !isSpace($0) }.map { $0 + 1 } ?? start
+                    return parser.string(UnsafeRawBufferPointer(rebasing: token[start..<end]))
+                }
                 headers.append((fieldName, value))
-                token.removeAll(keepingCapacity: true)
+                clearToken()
                 state = .fieldLF
             } else {
                 guard byte == 0x09 || (byte >= 0x20 && byte != 0x7f) else {
                     throw .bad("a field value contains a control character")
                 }
                 try headerByte()
+                keepToken()
                 token.append(byte)
             }
         case .fieldLF:
@@ -415,8 +428,40 @@ struct HTTP1Parser {
     }
 
     private mutating func take() -> String {
-        defer { token.removeAll(keepingCapacity: true) }
-        return token.withUnsafeBytes { string($0) }
+        defer { clearToken() }
+        return withToken { parser, token in parser.string(token) }
+    }
+
+    // MARK: The token
+
+    private var tokenIsEmpty: Bool { token.isEmpty && direct == nil }
+
+    /// Adds a run of the input to the token: kept where it lies when it starts the token.
+    private mutating func appendToken(_ run: UnsafeRawBufferPointer) {
+        if tokenIsEmpty {
+            direct = run
+        } else {
+            keepToken()
+            token.append(contentsOf: run)
+        }
+    }
+
+    /// Copies a token that lies in the input into `token`, before more is added or the input goes away.
+    private mutating func keepToken() {
+        guard let run = direct else { return }
+        token.append(contentsOf: run)
+        direct = nil
+    }
+
+    private mutating func withToken<Result>(_ body: (inout Self, UnsafeRawBufferPointer) -> Result) -> Result {
+        if let run = direct { return body(&self, run) }
+        let bytes = token
+        return bytes.withUnsafeBytes { body(&self, $0) }
+    }
+
+    private mutating func clearToken() {
+        direct = nil
+        if !token.isEmpty { token.removeAll(keepingCapacity: true) }
     }
 
     /// `bytes` as a `String`: the previous request's string at the same place when it has the same bytes.
