@@ -40,6 +40,8 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     var authToken = ""
     /// Counted by the server's `ConnectionAdmission`, which is told when the connection closes.
     var isAdmitted = false
+    /// Why the connection was refused when it was accepted, answered once its first bytes arrive (`+Refusal`).
+    var refusal: RPCError?
     /// The TLS of the listener that accepted the connection; nil: plaintext only.
     let tls: (any ServerTransformFactory)?
     /// The subject of the client's verified TLS certificate, read once when the handshake ends; empty without.
@@ -114,6 +116,10 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
             return
         }
         if state == .awaitingHello {
+            if let refusal {
+                fail(refusal.code, refusal.message)
+                return
+            }
             if refusesPlaintext {
                 fail(.failedPrecondition, "this listener accepts TLS connections only")
                 return
@@ -144,6 +150,10 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {
+        if let refusal, state == .awaitingHello {
+            answerRefusal(refusal, firstBytes: error)
+            return
+        }
         if error.code == .httpRequest, state == .awaitingHello, handOff(connection) { return }
         if error.code == .tlsHandshake, let tls, connection.transform == nil {
             startTLS(tls)

@@ -73,12 +73,12 @@ final class ServerShared: Sendable {
         table(for: connection.eventLoop).connections[ObjectIdentifier(handler)] = handler
         if open > configuration.maxConnections {
             counters.rejectedConnections.add(1, ordering: .relaxed)
-            handler.fail(.resourceExhausted, "the server already has \(configuration.maxConnections) connections")
+            handler.refuse(.resourceExhausted, "the server already has \(configuration.maxConnections) connections")
         } else if let refusal = admit(handler) {
             counters.rejectedConnections.add(1, ordering: .relaxed)
-            handler.fail(refusal.code, refusal.message)
+            handler.refuse(refusal.code, refusal.message)
         } else if isShuttingDown {
-            handler.fail(.unavailable, "the server is shutting down")
+            handler.refuse(.unavailable, "the server is shutting down")
         } else {
             handler.started()
         }

@@ -126,10 +126,40 @@ struct HTTPServerTests {
         #expect(Self.read(1, from: first).map(\.status) == [200])
         // Handed to HTTP and still open: the peer's one place is taken.
         #expect(admission.open.load(ordering: .relaxed) == 1)
+        // A second connection from the peer is refused, in HTTP: 503 with the admission's reason.
         let second = try RawClient(port: running.server.port)
         second.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(Self.read(1, from: second).isEmpty, "a second connection from the peer is refused")
+        let refused = Self.read(1, from: second)
+        #expect(refused.map(\.status) == [503])
+        #expect(refused.first?.body.hasPrefix("too many connections from 127.0.0.1:") == true)
+        #expect(refused.first?.headers["connection"] == "close" && refused.first?.headers["retry-after"] == "1")
+        #expect(second.readSome().isEmpty, "and the connection closes")
         second.close()
+        // Over HTTP/2 (a gRPC client's prior knowledge), the refusal is the server's SETTINGS and a GOAWAY that
+        // processed no stream, ENHANCE_YOUR_CALM, with the reason as its debug data.
+        let overHTTP2 = try RawClient(port: running.server.port)
+        overHTTP2.send(HTTP2RawFrames.preface + HTTP2RawFrames.settings([]))
+        var splitter = HTTP2FrameSplitter(maxFrameBytes: 1 << 14)
+        var frames: [(type: UInt8, payload: [UInt8])] = []
+        overHTTP2.readToEnd().withUnsafeBytes { bytes in
+            try? splitter.feed(bytes) { header, payload in frames.append((header.type, Array(payload))) }
+        }
+        #expect(frames.map(\.type) == [HTTP2RawFrames.FrameType.settings, HTTP2RawFrames.FrameType.goAway])
+        let goAway = frames.last?.payload ?? []
+        #expect(goAway.prefix(8).elementsEqual([0, 0, 0, 0, 0, 0, 0, 0x0b]))
+        #expect(String(decoding: goAway.dropFirst(8), as: UTF8.self).hasPrefix("too many connections from 127.0.0.1:"))
+        overHTTP2.close()
+        // A client that sends nothing gets the native refusal once the wait is over, and the connection closes.
+        let silent = try RawClient(port: running.server.port)
+        let native = silent.readToEnd()
+        #expect(native.count > 4)
+        let frame = try? V1.Frame(serializedBytes: Array(native.dropFirst(4)), maxBytes: 1 << 16)
+        guard case .error(let error)? = frame?.kind else {
+            Issue.record("expected a ConnectionError frame, got \(native)")
+            return
+        }
+        #expect(error.message.hasPrefix("too many connections from 127.0.0.1:"))
+        silent.close()
         first.close()
         #expect(await eventually { admission.open.load(ordering: .relaxed) == 0 })
         let third = try RawClient(port: running.server.port)

@@ -1,5 +1,5 @@
 import Testing
-@testable import CoinWatchHTTP
+@testable import CoinWatchRPC
 
 @Suite struct HTTP2RawFramesTests {
     typealias Frames = HTTP2RawFrames

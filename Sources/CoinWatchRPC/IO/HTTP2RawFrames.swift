@@ -1,6 +1,7 @@
-/// HTTP/2 frames made and split by hand (RFC 9113 §4.1), for clients that speak just enough HTTP/2 to drive the
-/// server without a library in the way: the load tool's gRPC subscribers and the transport tests. The server
-/// itself speaks HTTP/2 through nghttp2 (`NGHTTP2Session`).
+/// HTTP/2 frames made and split by hand (RFC 9113 §4.1), for what speaks just enough HTTP/2 without a library in
+/// the way: the load tool's gRPC subscribers, the transport tests, recognising the preface on the shared port, and
+/// refusing an HTTP/2 connection at accept (`ServerConnection+Refusal`). The server serves HTTP/2 through nghttp2
+/// (`NGHTTP2Session`, in CoinWatchHTTP).
 package enum HTTP2RawFrames {
     /// The client connection preface (RFC 9113 §3.4), sent first by a client with prior knowledge.
     package static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
