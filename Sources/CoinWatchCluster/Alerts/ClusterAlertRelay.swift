@@ -33,8 +33,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
         case alert(subject: String, bytes: [UInt8])
         case outbox(subject: String, bytes: [UInt8])
     }
-    private let queue = Mutex<(items: [Outgoing], asleep: Bool)>(([], false))
-    private let wake = DispatchSemaphore(value: 0)
+    private let queue = PublisherQueue<Outgoing>(limit: ClusterAlertRelay.queueLimit)
     private let stopping = Atomic<Bool>(false)
     private let threadsDone = DispatchGroup()
     private var subscription: NATSSubscription?
@@ -71,7 +70,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
 
     func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        wake.signal()
+        queue.stop()
         subscription?.close()
         threadsDone.wait()
     }
@@ -91,13 +90,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     }
 
     private func enqueue(_ items: [Outgoing]) {
-        let signal = queue.withLock { queue -> Bool in
-            queue.items.append(contentsOf: items)
-            if queue.items.count > Self.queueLimit { queue.items.removeFirst(queue.items.count - Self.queueLimit) }
-            defer { queue.asleep = false }
-            return queue.asleep
-        }
-        if signal { wake.signal() }
+        queue.append(contentsOf: items)
     }
 
     // MARK: Restoring (the control thread)
@@ -121,14 +114,10 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     // MARK: Threads
 
     private func runPublisher() {
-        while !stopping.load(ordering: .relaxed) {
-            let batch = queue.withLock { queue -> [Outgoing] in
-                if queue.items.isEmpty { queue.asleep = true }
-                defer { queue.items.removeAll(keepingCapacity: true) }
-                return queue.items
-            }
-            if batch.isEmpty {
-                wake.wait()
+        var batch: [Outgoing] = []
+        while true {
+            guard queue.take(into: &batch) else {
+                if queue.isStopping { return }
                 continue
             }
             for item in batch {
@@ -144,6 +133,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                     logger.debug("alert not relayed", ["error": error.message])
                 }
             }
+            batch.removeAll(keepingCapacity: true)
             // Written now rather than when the library's flusher thread gets to it (see ClusterPriceBus).
             try? connection.flush(timeoutMs: 1_000)
         }

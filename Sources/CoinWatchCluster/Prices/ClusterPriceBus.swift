@@ -7,10 +7,6 @@ import CoinWatchService
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The price bus: what is published on this node goes to NATS once, and what NATS carries goes into this node's hub.
 ///
 /// Two threads of its own, so neither a feed's thread nor an event loop ever waits for the network:
@@ -46,13 +42,6 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         var staleDropped = 0
     }
 
-    private struct Queue {
-        /// Each tick with the moment (monotonic nanoseconds) it was handed to the bus.
-        var ticks: [(tick: PriceTick, queuedAt: Int64)] = []
-        var publisherAsleep = false
-        var stopping = false
-    }
-
     let connection: NATSConnection
     let jetStream: JetStream
     let lastPrices: KeyValueBucket
@@ -62,8 +51,8 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     let queueLimit: Int
     /// How old a tick may be when it is published or received; older ones are dropped.
     let maxDelayMs: Int64
-    private let queue = Mutex(Queue())
-    private let publisherWake = DispatchSemaphore(value: 0)
+    /// Each tick with the moment (monotonic nanoseconds) it was handed to the bus.
+    private let queue: PublisherQueue<(tick: PriceTick, queuedAt: Int64)>
     private let counters = Mutex(Counters())
     private let stopping = Atomic<Bool>(false)
     private let resnapshotDue = Atomic<Bool>(false)
@@ -79,6 +68,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         self.logger = logger
         self.queueLimit = queueLimit
         self.maxDelayMs = maxDelayMs
+        self.queue = PublisherQueue(limit: queueLimit)
     }
 
     var stats: Counters { counters.withLock { $0 } }
@@ -107,16 +97,12 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     /// After a reconnect: read the last prices again (ticks may have been missed while away).
     func connectionCameBack() {
         resnapshotDue.store(true, ordering: .relaxed)
+        queue.wake()
     }
 
     func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        let wake = queue.withLock { queue -> Bool in
-            queue.stopping = true
-            defer { queue.publisherAsleep = false }
-            return queue.publisherAsleep
-        }
-        if wake { publisherWake.signal() }
+        queue.stop()
         subscription?.close()
         threadsDone.wait()
     }
@@ -125,45 +111,24 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
 
     func publish(_ ticks: [PriceTick]) {
         let now = MonotonicClock.nanoseconds()
-        let wake = queue.withLock { queue -> Bool in
-            guard !queue.stopping else { return false }
-            queue.ticks.append(contentsOf: ticks.lazy.map { ($0, now) })
-            if queue.ticks.count > queueLimit {
-                let excess = queue.ticks.count - queueLimit
-                queue.ticks.removeFirst(excess)
-                counters.withLock { $0.droppedWhileQueued += excess }
-            }
-            defer { queue.publisherAsleep = false }
-            return queue.publisherAsleep
-        }
-        if wake { publisherWake.signal() }
+        let dropped = queue.append(contentsOf: ticks.lazy.map { ($0, now) })
+        if dropped > 0 { counters.withLock { $0.droppedWhileQueued += dropped } }
     }
 
     private func runPublisher() {
         var batch: [(tick: PriceTick, queuedAt: Int64)] = []
         while true {
             // While the connection is down nothing is handed to the library (its reconnect buffer would publish
-            // it however old on reconnecting): the ticks wait here, where their age is checked.
-            if connection.state != .connected && !stopping.load(ordering: .relaxed) {
-                usleep(50_000)
+            // it however old on reconnecting): the ticks wait in the queue, where their age is checked. The
+            // control thread wakes this one when the connection comes back (`connectionCameBack`); the timeout
+            // only bounds a missed event.
+            if connection.state != .connected && !queue.isStopping {
+                queue.pause(timeout: .seconds(1))
                 continue
             }
-            let stop = queue.withLock { queue -> Bool? in
-                if !queue.ticks.isEmpty {
-                    swap(&batch, &queue.ticks)
-                    return false
-                }
-                if queue.stopping { return true }
-                queue.publisherAsleep = true
-                return nil
-            }
-            switch stop {
-            case true?: return
-            case nil:
-                publisherWake.wait()
+            guard queue.take(into: &batch) else {
+                if queue.isStopping { return }
                 continue
-            case false?:
-                break
             }
             let oldest = MonotonicClock.nanoseconds() - maxDelayMs * 1_000_000
             let stale = batch.count
