@@ -53,8 +53,11 @@ final class VenueSource: FeedTransportDelegate {
     private var backoff: Backoff
     private var sequences = SequenceTracker()
     private var log = RateLimitedLog()
-    /// Symbols by the exact instrument subscribed to.
-    private let subscribed: [String: Symbol]
+    /// The instruments subscribed to, and what messages are read with (kept from one to the next, so reading a
+    /// trade allocates nothing).
+    private var context: VenueReadContext
+    /// The symbol of each subscribed instrument, by its position in `context.instruments`.
+    private let symbols: [Symbol]
     private var connections = 0
     private var lastActivityNanos: Int64 = 0
     private var pingOutstanding = false
@@ -89,11 +92,13 @@ final class VenueSource: FeedTransportDelegate {
         self.keyBytes = keyBytes
         self.logger = logger
         backoff = Backoff(configuration: configuration.backoff, random: random)
-        var subscribed: [String: Symbol] = [:]
+        let instruments = VenueInstruments(configuration.instruments.map(\.instrument))
+        var symbols = [Symbol?](repeating: nil, count: instruments.count)
         for (instrument, symbol) in configuration.instruments {
-            subscribed[instrument] = symbol
+            symbols[instruments.position(of: instrument)!] = symbol
         }
-        self.subscribed = subscribed
+        context = VenueReadContext(instruments: instruments)
+        self.symbols = symbols.map { $0! }
     }
 
     private var now: Int64 { scheduler.clock.monotonicNanos() }
@@ -287,9 +292,14 @@ final class VenueSource: FeedTransportDelegate {
     }
 
     private func read(_ text: String) {
+        var text = text
+        text.withUTF8 { read(UnsafeRawBufferPointer($0)) }
+    }
+
+    private func read(_ text: UnsafeRawBufferPointer) {
         let message: VenueMessage
         do {
-            message = try adapter.read(text: text)
+            message = try adapter.read(text, &context)
         } catch {
             stats.update { $0.malformed &+= 1 }
             note("malformed", "\(adapter.name): a message that cannot be read: \(error.message)")
@@ -330,8 +340,8 @@ final class VenueSource: FeedTransportDelegate {
 
     private func take(_ trade: VenueTrade) {
         let symbol: Symbol
-        if let known = subscribed[trade.instrument] {
-            symbol = known
+        if let position = context.instruments.position(of: trade.instrument) {
+            symbol = symbols[position]
         } else {
             do {
                 symbol = try symbolMap.usdSymbol(trade.instrument)
