@@ -216,13 +216,17 @@ final class VenueSource: FeedTransportDelegate {
     /// What one read amounted to, owned, so it is handled after the WebSocket state machine is done with the bytes.
     private enum ReadEvent {
         case opened
-        case text(String)
+        /// A text message: where its bytes are in `readTexts`.
+        case text(Range<Int>)
         case binary(Int)
         case activity
         case closed(UInt16?, String)
     }
 
     private var readEvents: [ReadEvent] = []
+    /// The text messages of one read, one after another: copied out of the WebSocket client's buffer, which it
+    /// reuses, into one that is kept from read to read.
+    private var readTexts: [UInt8] = []
 
     func transport(_ transport: any FeedTransport, received bytes: UnsafeRawBufferPointer) {
         // The client and the events array are moved out while they are mutated, not copied: a copy would leave
@@ -235,11 +239,16 @@ final class VenueSource: FeedTransportDelegate {
         var events: [ReadEvent] = []
         swap(&events, &readEvents)
         events.removeAll(keepingCapacity: true)
+        var texts: [UInt8] = []
+        swap(&texts, &readTexts)
+        texts.removeAll(keepingCapacity: true)
         do {
             try client.receive(bytes) { event in
                 switch event {
                 case .opened: events.append(.opened)
-                case .text(let text): events.append(.text(text))
+                case .text(let text):
+                    texts.append(contentsOf: text)
+                    events.append(.text((texts.count - text.count)..<texts.count))
                 case .binary(let payload): events.append(.binary(payload.count))
                 case .ping, .pong: events.append(.activity)
                 case .closed(let code, let reason): events.append(.closed(code, reason))
@@ -249,13 +258,17 @@ final class VenueSource: FeedTransportDelegate {
             failure = error
         }
         self.client = client
-        for event in events {
-            handle(event)
-            // A binary frame ended the connection: what followed it in the same read is not taken.
-            if ending != nil && self.client?.shouldCloseTransport == true { break }
+        texts.withUnsafeBytes { texts in
+            for event in events {
+                handle(event, texts)
+                // A binary frame ended the connection: what followed it in the same read is not taken.
+                if ending != nil && self.client?.shouldCloseTransport == true { break }
+            }
         }
         events.removeAll(keepingCapacity: events.capacity <= 256)
         readEvents = events
+        texts.removeAll(keepingCapacity: texts.capacity <= 1 << 17)
+        readTexts = texts
         finishRead()
         if let failure {
             webSocketFailed(failure)
@@ -267,13 +280,13 @@ final class VenueSource: FeedTransportDelegate {
         }
     }
 
-    private func handle(_ event: ReadEvent) {
+    private func handle(_ event: ReadEvent, _ texts: UnsafeRawBufferPointer) {
         switch event {
         case .opened:
             opened()
-        case .text(let text):
+        case .text(let range):
             pendingMessages += 1
-            read(text)
+            read(UnsafeRawBufferPointer(rebasing: texts[range]))
         case .binary(let count):
             pendingMessages += 1
             stats.update { $0.unknown &+= 1 }
@@ -289,11 +302,6 @@ final class VenueSource: FeedTransportDelegate {
             let failure: Backoff.Failure = code == 1008 || code == 1013 ? .venueError : .connection
             if ending == nil { ending = (failure, text) }
         }
-    }
-
-    private func read(_ text: String) {
-        var text = text
-        text.withUTF8 { read(UnsafeRawBufferPointer($0)) }
     }
 
     private func read(_ text: UnsafeRawBufferPointer) {
