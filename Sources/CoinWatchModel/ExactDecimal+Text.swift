@@ -28,18 +28,22 @@ extension ExactDecimal: CustomStringConvertible, LosslessStringConvertible {
         func problem(_ reason: String) -> DecimalParseError {
             DecimalParseError(text: String(decoding: bytes, as: UTF8.self), reason: reason)
         }
-        var utf8 = bytes[...]
+        var index = 0
         var negative = false
-        if let first = utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            utf8 = utf8.dropFirst()
+        if !bytes.isEmpty, bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") {
+            negative = bytes[0] == UInt8(ascii: "-")
+            index = 1
         }
-        guard !utf8.isEmpty else { throw problem("no digits") }
+        guard index < bytes.count else { throw problem("no digits") }
         var mantissa: Int64 = 0
         var scale = 0
         var seenPoint = false
         var digits = 0
-        for byte in utf8 {
+        // By index, not through a slice's iterator: a price is read per trade, and this stays a plain loop in any
+        // build.
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             if byte == UInt8(ascii: ".") {
                 guard !seenPoint else { throw problem("more than one decimal point") }
                 seenPoint = true

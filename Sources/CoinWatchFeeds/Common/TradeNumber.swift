@@ -18,7 +18,11 @@ enum TradeNumber {
 
     static func exactDecimal(_ text: UnsafeRawBufferPointer) throws(DecimalParseError) -> ExactDecimal {
         // Prices are ASCII: the exponent marker is found byte by byte.
-        guard let marker = text.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) else {
+        var marker = 0
+        while marker < text.count, text[marker] != UInt8(ascii: "e"), text[marker] != UInt8(ascii: "E") {
+            marker += 1
+        }
+        guard marker < text.count else {
             // The common case, no exponent: the digits as they stand.
             return try ExactDecimal(parsingUTF8: text)
         }
@@ -61,8 +65,8 @@ enum TradeNumber {
     static func integer<T: FixedWidthInteger>(_ text: UnsafeRawBufferPointer, as _: T.Type = T.self) -> T? {
         var index = 0
         var negative = false
-        if let first = text.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
+        if !text.isEmpty, text[0] == UInt8(ascii: "-") || text[0] == UInt8(ascii: "+") {
+            negative = text[0] == UInt8(ascii: "-")
             index = 1
         }
         guard index < text.count else { return nil }
