@@ -54,8 +54,8 @@ public struct FinnhubVenue: VenueAdapter {
             case "type": type = try reader.token()
             case "msg": text = try reader.token()
             case "data":
-                // Only trade messages carry data: read it as trades unless the message said it is of another type.
-                let trades = type.map { $0.text.map { $0 == "trade" } ?? false } ?? true
+                // Only trade messages carry data: read it as trades unless the message named another type.
+                let trades = type == nil || type?.text.map { $0 == "trade" } == true
                 try data.read(&reader, &context, as: trades ? .trades : nil) { (reader) throws(TradeJSON.SyntaxError) in
                     try Self.trade(&reader, instruments)
                 }

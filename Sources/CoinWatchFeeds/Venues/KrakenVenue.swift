@@ -47,8 +47,9 @@ public struct KrakenVenue: VenueAdapter {
             case "result": result = try reader.token()
             case "channel": channel = try reader.token()
             case "data":
-                // Read as the items of the channel named so far, or of the one subscribed to.
-                let items = channel.map { Self.channel($0) } ?? self.channel
+                // Read as the items of the channel named so far (none, when it names another), or else of the
+                // channel subscribed to.
+                let items = channel == nil ? self.channel : Self.channel(channel)
                 try data.read(&reader, &context, as: items) { (reader) throws(TradeJSON.SyntaxError) in
                     try Self.trade(&reader, as: items ?? .trade, instruments)
                 }
