@@ -2,8 +2,8 @@ import CoinWatchCore
 import CoinWatchModel
 
 /// Field readers shared by the adapters, over the values a `TradeJSON.Reader` hands out (nil for a field the
-/// message does not have). They read from the message's bytes; only an error, or a string with an escape, makes
-/// a `String`.
+/// message does not have). A trade's fields (price, instrument, numbers, times) are read from the message's bytes:
+/// only an error, a string with an escape or an instrument not subscribed to makes a `String`.
 enum VenueFields {
     typealias Token = TradeJSON.Token
     typealias Reader = TradeJSON.Reader
