@@ -9,6 +9,7 @@ import CoinWatchFeeds
 ///
 /// - the events (opened, messages with their bytes, pings, pongs, the close) and the failure must not depend on
 ///   the split;
+/// - a text message delivered is UTF-8;
 /// - nothing is delivered after a failure or a close; a failure that belongs to an open connection leaves exactly
 ///   one close frame (with its code) to send, and every frame the client sends is masked and well formed;
 /// - the buffered bytes never exceed the message limit plus one control frame and a header.
@@ -73,7 +74,11 @@ private func run(_ stream: [UInt8], maxMessage: Int, readSize: Int) -> Outcome {
                     if ended { fatalError("an event after the end: \(event)") }
                     switch event {
                     case .opened: outcome.events.append("opened")
-                    case .text(let text): outcome.events.append("text \(Array(text.utf8))")
+                    case .text(let bytes):
+                        guard String(validating: bytes, as: UTF8.self) != nil else {
+                            fatalError("text that is not UTF-8")
+                        }
+                        outcome.events.append("text \(Array(bytes))")
                     case .binary(let bytes): outcome.events.append("binary \(Array(bytes))")
                     case .ping: outcome.events.append("ping")
                     case .pong: outcome.events.append("pong")

@@ -17,7 +17,13 @@ extension WallClock {
     /// calendar library (whose locale and time zone settings a server must not depend on). Fractions beyond
     /// milliseconds are cut, not rounded, so a time never moves into the future.
     public static func milliseconds(rfc3339 text: String) -> Int64? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { milliseconds(rfc3339UTF8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `milliseconds(rfc3339:)` of a time's UTF-8 bytes, for readers that hold a message's bytes rather than a
+    /// `String` (a venue's trade time is read without copying it out).
+    public static func milliseconds(rfc3339UTF8 bytes: UnsafeRawBufferPointer) -> Int64? {
         var index = 0
         func number(_ digits: Int) -> Int? {
             guard index + digits <= bytes.count else { return nil }
@@ -30,8 +36,11 @@ extension WallClock {
             }
             return value
         }
-        func expect(_ characters: String) -> Bool {
-            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+        func expect(_ characters: StaticString) -> Bool {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index]
+            let found = characters.withUTF8Buffer { $0.contains(byte) }
+            guard found else { return false }
             index += 1
             return true
         }

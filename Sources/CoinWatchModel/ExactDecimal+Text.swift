@@ -14,37 +14,55 @@ extension ExactDecimal: CustomStringConvertible, LosslessStringConvertible {
 
     /// Parses decimal text, explaining what is wrong when it cannot.
     public init(parsing text: String) throws(DecimalParseError) {
-        var utf8 = Substring(text).utf8[...]
-        var negative = false
-        if let first = utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            negative = first == UInt8(ascii: "-")
-            utf8 = utf8.dropFirst()
+        var text = text
+        let parsed = text.withUTF8 { utf8 in
+            Result { () throws(DecimalParseError) in try ExactDecimal(parsingUTF8: UnsafeRawBufferPointer(utf8)) }
         }
-        guard !utf8.isEmpty else { throw DecimalParseError(text: text, reason: "no digits") }
+        self = try parsed.get()
+    }
+
+    /// Parses decimal text from its UTF-8 bytes: the one parser behind `init(parsing:)`, for readers that hold a
+    /// message's bytes rather than a `String` (a venue's price goes from its bytes into a decimal with no copy).
+    /// The error, which is rare, is the only thing that makes a `String`.
+    public init(parsingUTF8 bytes: UnsafeRawBufferPointer) throws(DecimalParseError) {
+        func problem(_ reason: String) -> DecimalParseError {
+            DecimalParseError(text: String(decoding: bytes, as: UTF8.self), reason: reason)
+        }
+        var index = 0
+        var negative = false
+        if !bytes.isEmpty, bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") {
+            negative = bytes[0] == UInt8(ascii: "-")
+            index = 1
+        }
+        guard index < bytes.count else { throw problem("no digits") }
         var mantissa: Int64 = 0
         var scale = 0
         var seenPoint = false
         var digits = 0
-        for byte in utf8 {
+        // By index, not through a slice's iterator: a price is read per trade, and this stays a plain loop in any
+        // build.
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             if byte == UInt8(ascii: ".") {
-                guard !seenPoint else { throw DecimalParseError(text: text, reason: "more than one decimal point") }
+                guard !seenPoint else { throw problem("more than one decimal point") }
                 seenPoint = true
                 continue
             }
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
-                throw DecimalParseError(text: text, reason: "only digits and one decimal point are allowed")
+                throw problem("only digits and one decimal point are allowed")
             }
             let digit = Int64(byte - UInt8(ascii: "0"))
             let (shifted, o1) = mantissa.multipliedReportingOverflow(by: 10)
             let (next, o2) = shifted.addingReportingOverflow(negative ? -digit : digit)
-            guard !o1, !o2 else { throw DecimalParseError(text: text, reason: "too many digits") }
+            guard !o1, !o2 else { throw problem("too many digits") }
             mantissa = next
             digits += 1
             if seenPoint { scale += 1 }
         }
-        guard digits > 0 else { throw DecimalParseError(text: text, reason: "no digits") }
+        guard digits > 0 else { throw problem("no digits") }
         guard let value = ExactDecimal(mantissa: mantissa, scale: scale) else {
-            throw DecimalParseError(text: text, reason: "more than \(ExactDecimal.maxScale) digits after the point")
+            throw problem("more than \(ExactDecimal.maxScale) digits after the point")
         }
         self = value
     }

@@ -53,8 +53,11 @@ final class VenueSource: FeedTransportDelegate {
     private var backoff: Backoff
     private var sequences = SequenceTracker()
     private var log = RateLimitedLog()
-    /// Symbols by the exact instrument subscribed to.
-    private let subscribed: [String: Symbol]
+    /// The instruments subscribed to, and what messages are read with (kept from one to the next, so reading a
+    /// trade allocates nothing).
+    private var context: VenueReadContext
+    /// The symbol of each subscribed instrument, by its position in `context.instruments`.
+    private let symbols: [Symbol]
     private var connections = 0
     private var lastActivityNanos: Int64 = 0
     private var pingOutstanding = false
@@ -89,11 +92,13 @@ final class VenueSource: FeedTransportDelegate {
         self.keyBytes = keyBytes
         self.logger = logger
         backoff = Backoff(configuration: configuration.backoff, random: random)
-        var subscribed: [String: Symbol] = [:]
+        let instruments = VenueInstruments(configuration.instruments.map(\.instrument))
+        var symbols = [Symbol?](repeating: nil, count: instruments.count)
         for (instrument, symbol) in configuration.instruments {
-            subscribed[instrument] = symbol
+            symbols[instruments.position(of: instrument)!] = symbol
         }
-        self.subscribed = subscribed
+        context = VenueReadContext(instruments: instruments)
+        self.symbols = symbols.map { $0! }
     }
 
     private var now: Int64 { scheduler.clock.monotonicNanos() }
@@ -211,13 +216,17 @@ final class VenueSource: FeedTransportDelegate {
     /// What one read amounted to, owned, so it is handled after the WebSocket state machine is done with the bytes.
     private enum ReadEvent {
         case opened
-        case text(String)
+        /// A text message: where its bytes are in `readTexts`.
+        case text(Range<Int>)
         case binary(Int)
         case activity
         case closed(UInt16?, String)
     }
 
     private var readEvents: [ReadEvent] = []
+    /// The text messages of one read, one after another: copied out of the WebSocket client's buffer, which it
+    /// reuses, into one that is kept from read to read.
+    private var readTexts: [UInt8] = []
 
     func transport(_ transport: any FeedTransport, received bytes: UnsafeRawBufferPointer) {
         // The client and the events array are moved out while they are mutated, not copied: a copy would leave
@@ -230,11 +239,16 @@ final class VenueSource: FeedTransportDelegate {
         var events: [ReadEvent] = []
         swap(&events, &readEvents)
         events.removeAll(keepingCapacity: true)
+        var texts: [UInt8] = []
+        swap(&texts, &readTexts)
+        texts.removeAll(keepingCapacity: true)
         do {
             try client.receive(bytes) { event in
                 switch event {
                 case .opened: events.append(.opened)
-                case .text(let text): events.append(.text(text))
+                case .text(let text):
+                    texts.append(contentsOf: text)
+                    events.append(.text((texts.count - text.count)..<texts.count))
                 case .binary(let payload): events.append(.binary(payload.count))
                 case .ping, .pong: events.append(.activity)
                 case .closed(let code, let reason): events.append(.closed(code, reason))
@@ -244,13 +258,17 @@ final class VenueSource: FeedTransportDelegate {
             failure = error
         }
         self.client = client
-        for event in events {
-            handle(event)
-            // A binary frame ended the connection: what followed it in the same read is not taken.
-            if ending != nil && self.client?.shouldCloseTransport == true { break }
+        texts.withUnsafeBytes { texts in
+            for event in events {
+                handle(event, texts)
+                // A binary frame ended the connection: what followed it in the same read is not taken.
+                if ending != nil && self.client?.shouldCloseTransport == true { break }
+            }
         }
         events.removeAll(keepingCapacity: events.capacity <= 256)
         readEvents = events
+        texts.removeAll(keepingCapacity: texts.capacity <= 1 << 17)
+        readTexts = texts
         finishRead()
         if let failure {
             webSocketFailed(failure)
@@ -262,13 +280,13 @@ final class VenueSource: FeedTransportDelegate {
         }
     }
 
-    private func handle(_ event: ReadEvent) {
+    private func handle(_ event: ReadEvent, _ texts: UnsafeRawBufferPointer) {
         switch event {
         case .opened:
             opened()
-        case .text(let text):
+        case .text(let range):
             pendingMessages += 1
-            read(text)
+            read(UnsafeRawBufferPointer(rebasing: texts[range]))
         case .binary(let count):
             pendingMessages += 1
             stats.update { $0.unknown &+= 1 }
@@ -286,10 +304,10 @@ final class VenueSource: FeedTransportDelegate {
         }
     }
 
-    private func read(_ text: String) {
+    private func read(_ text: UnsafeRawBufferPointer) {
         let message: VenueMessage
         do {
-            message = try adapter.read(text: text)
+            message = try adapter.read(text, &context)
         } catch {
             stats.update { $0.malformed &+= 1 }
             note("malformed", "\(adapter.name): a message that cannot be read: \(error.message)")
@@ -330,8 +348,8 @@ final class VenueSource: FeedTransportDelegate {
 
     private func take(_ trade: VenueTrade) {
         let symbol: Symbol
-        if let known = subscribed[trade.instrument] {
-            symbol = known
+        if let position = context.instruments.position(of: trade.instrument) {
+            symbol = symbols[position]
         } else {
             do {
                 symbol = try symbolMap.usdSymbol(trade.instrument)

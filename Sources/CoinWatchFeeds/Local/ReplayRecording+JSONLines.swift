@@ -16,54 +16,67 @@ extension ReplayRecording {
     ) -> [ReplayEvent] {
         var events: [ReplayEvent] = []
         let symbols = SymbolMap()
+        var context = VenueReadContext()
         for (number, text) in lines {
-            let message: TradeJSON.Value
-            do {
-                message = try TradeJSON.parse(text)
-            } catch {
-                diagnostics.skip(line: number, error.description)
-                continue
-            }
-            guard case .object(let members) = message else {
-                diagnostics.skip(line: number, "expected a JSON object")
-                continue
-            }
-            var read: VenueMessage = .unknown("")
-            do {
-                for venue in recordedVenues {
-                    read = try venue.read(message)
-                    if case .unknown = read { continue }
-                    break
-                }
-            } catch {
-                diagnostics.skip(line: number, error.message)
-                continue
-            }
-            switch read {
-            case .trades(let trades, let skipped):
-                for problem in skipped {
-                    diagnostics.skip(line: number, problem)
-                }
-                for trade in trades {
-                    guard let timeMs = trade.timeMs else {
-                        diagnostics.skip(line: number, "missing trade time")
-                        continue
-                    }
-                    do {
-                        let symbol = try symbols.asset(trade.instrument)
-                        events.append(ReplayEvent(timeMs: timeMs, symbol: symbol, price: trade.price, line: number))
-                    } catch {
-                        diagnostics.skip(line: number, error.description)
-                    }
-                }
-            case .unknown where !members.contains(where: { venueMessageKeys.contains($0.key) }):
-                diagnostics.skip(
-                    line: number, "not a trade message (expected Finnhub, Binance, Coinbase or Kraken v2 trades)")
-            default:
-                // Pings, heartbeats, acknowledgements and other venue messages without trades.
-                break
+            var text = text
+            text.withUTF8 { utf8 in
+                readLine(UnsafeRawBufferPointer(utf8), number, &context, symbols, &events, &diagnostics)
             }
         }
         return events
+    }
+
+    private static func readLine(
+        _ bytes: UnsafeRawBufferPointer, _ number: Int, _ context: inout VenueReadContext, _ symbols: SymbolMap,
+        _ events: inout [ReplayEvent], _ diagnostics: inout Diagnostics
+    ) {
+        // The first venue refuses a line that is not JSON, or not an object, for all of them.
+        var read: VenueMessage = .unknown("")
+        do {
+            for venue in recordedVenues {
+                read = try venue.read(bytes, &context)
+                if case .unknown = read { continue }
+                break
+            }
+        } catch {
+            diagnostics.skip(line: number, error.message)
+            return
+        }
+        switch read {
+        case .trades(let trades, let skipped):
+            for problem in skipped {
+                diagnostics.skip(line: number, problem)
+            }
+            for trade in trades {
+                guard let timeMs = trade.timeMs else {
+                    diagnostics.skip(line: number, "missing trade time")
+                    continue
+                }
+                do {
+                    let symbol = try symbols.asset(trade.instrument)
+                    events.append(ReplayEvent(timeMs: timeMs, symbol: symbol, price: trade.price, line: number))
+                } catch {
+                    diagnostics.skip(line: number, error.description)
+                }
+            }
+        case .unknown where !hasVenueKey(bytes):
+            diagnostics.skip(
+                line: number, "not a trade message (expected Finnhub, Binance, Coinbase or Kraken v2 trades)")
+        default:
+            // Pings, heartbeats, acknowledgements and other venue messages without trades.
+            break
+        }
+    }
+
+    /// Whether a line (an object, read already) has one of `venueMessageKeys`.
+    private static func hasVenueKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var found = false
+        _ = try? TradeJSON.Reader.read(bytes) { (reader) throws(TradeJSON.SyntaxError) in
+            try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+                if venueMessageKeys.contains(key.string) { found = true }
+                try reader.skip()
+            }
+        }
+        return found
     }
 }

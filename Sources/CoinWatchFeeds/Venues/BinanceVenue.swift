@@ -23,45 +23,86 @@ public struct BinanceVenue: VenueAdapter {
         return ["{\"method\":\"SUBSCRIBE\",\"params\":[\(streams)],\"id\":1}"]
     }
 
-    public func read(_ message: TradeJSON.Value) throws(VenueParseError) -> VenueMessage {
-        guard case .object = message else { throw VenueParseError("expected a JSON object") }
-        if message["stream"] != nil, let inner = message["data"] {
-            return try event(inner)
+    public func read(
+        _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
+    ) throws(VenueParseError) -> VenueMessage {
+        var stream, data, error, id, result: TradeJSON.Token?
+        // A combined stream's event is in "data"; a plain stream's is the message itself.
+        var inner = Event()
+        var outer = Event()
+        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "stream": stream = try reader.token()
+            case "data":
+                inner = Event()
+                data = try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+                    guard try inner.take(key, &reader) else { return try reader.skip() }
+                }
+            case "error": error = try reader.token()
+            case "id": id = try reader.token()
+            case "result": result = try reader.token()
+            default:
+                guard try outer.take(key, &reader) else { return try reader.skip() }
+            }
         }
-        if let error = message["error"] {
-            let code = error["code"]?.numberText ?? "?"
-            let text = error["msg"]?.string ?? "unknown error"
+        if stream != nil, let data {
+            guard case .object(let event) = data else { throw VenueParseError("\"data\" is not an object") }
+            return try inner.message(event, &context)
+        }
+        if let error {
+            let code = VenueFields.member("code", of: error)?.numberText ?? "?"
+            let text = VenueFields.string(VenueFields.member("msg", of: error)) ?? "unknown error"
             // -1003: too many requests; 429/418 come as HTTP statuses on the upgrade instead.
-            return .venueError("error \(code): \(text)", rateLimited: code == "-1003" || text.lowercased().contains("too many"))
+            return .venueError(
+                "error \(code): \(text)", rateLimited: code == "-1003" || text.lowercased().contains("too many"))
         }
-        if message["id"] != nil, message["result"] != nil {
-            return .subscribed("id \(message["id"]?.numberText ?? "?")")
+        if let id, result != nil {
+            return .subscribed("id \(id.numberText ?? "?")")
         }
-        if message["e"] != nil {
-            return try event(message)
+        if outer.e != nil {
+            return try outer.message(object, &context)
         }
-        return .unknown(VenueFields.describe(message))
+        return .unknown(VenueFields.describe(object))
     }
 
-    private func event(_ data: TradeJSON.Value) throws(VenueParseError) -> VenueMessage {
-        guard case .object = data else { throw VenueParseError("\"data\" is not an object") }
-        switch data["e"]?.string {
-        case "trade":
-            return .trades([VenueTrade(
-                instrument: try VenueFields.string(data["s"], "s"), price: try VenueFields.price(data["p"], "p"),
-                timeMs: try VenueFields.epochMilliseconds(data["T"] ?? data["E"], "T"),
-                number: try VenueFields.number(data["t"], "t"), numberIsConsecutive: true)])
-        case "aggTrade":
-            return .trades([VenueTrade(
-                instrument: try VenueFields.string(data["s"], "s"), price: try VenueFields.price(data["p"], "p"),
-                timeMs: try VenueFields.epochMilliseconds(data["T"] ?? data["E"], "T"),
-                number: try VenueFields.number(data["a"], "a"), numberIsConsecutive: true)])
-        case "serverShutdown":
-            return .ignored("server shutdown notice")
-        case let other?:
-            return .unknown("event '\(other.prefix(32))'")
-        case nil:
-            return .unknown(VenueFields.describe(data))
+    /// The fields of a trade event that are read (`e`, the event type, and the trade's).
+    private struct Event {
+        var e, s, p, T, E, t, a: TradeJSON.Token?
+
+        /// Takes the value of `key` when it is one of the fields.
+        mutating func take(
+            _ key: TradeJSON.Text, _ reader: inout TradeJSON.Reader
+        ) throws(TradeJSON.SyntaxError) -> Bool {
+            switch key {
+            case "e": e = try reader.token()
+            case "s": s = try reader.token()
+            case "p": p = try reader.token()
+            case "T": T = try reader.token()
+            case "E": E = try reader.token()
+            case "t": t = try reader.token()
+            case "a": a = try reader.token()
+            default: return false
+            }
+            return true
+        }
+
+        func message(
+            _ object: TradeJSON.Nested, _ context: inout VenueReadContext
+        ) throws(VenueParseError) -> VenueMessage {
+            guard let type = e?.text else { return .unknown(VenueFields.describe(object)) }
+            switch type {
+            case "trade", "aggTrade":
+                // A trade's id is `t`, an aggregate trade's `a`.
+                return context.single(VenueTrade(
+                    instrument: try VenueFields.instrument(s, "s", context.instruments),
+                    price: try VenueFields.price(p, "p"), timeMs: try VenueFields.epochMilliseconds(T ?? E, "T"),
+                    number: type == "trade" ? try VenueFields.number(t, "t") : try VenueFields.number(a, "a"),
+                    numberIsConsecutive: true))
+            case "serverShutdown":
+                return .ignored("server shutdown notice")
+            default:
+                return .unknown("event '\(type.string.prefix(32))'")
+            }
         }
     }
 }

@@ -31,38 +31,49 @@ public struct CoinbaseVenue: VenueAdapter {
         return ["{\"type\":\"subscribe\",\"product_ids\":[\(products)],\"channels\":[\"\(channel.rawValue)\",\"heartbeat\"]}"]
     }
 
-    public func read(_ message: TradeJSON.Value) throws(VenueParseError) -> VenueMessage {
-        guard case .object = message else { throw VenueParseError("expected a JSON object") }
-        guard let type = message["type"]?.string else { return .unknown(VenueFields.describe(message)) }
+    public func read(
+        _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
+    ) throws(VenueParseError) -> VenueMessage {
+        var type, product, price, time, tradeID, sequence, lastTradeID, text, reason: TradeJSON.Token?
+        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "type": type = try reader.token()
+            case "product_id": product = try reader.token()
+            case "price": price = try reader.token()
+            case "time": time = try reader.token()
+            case "trade_id": tradeID = try reader.token()
+            case "sequence": sequence = try reader.token()
+            case "last_trade_id": lastTradeID = try reader.token()
+            case "message": text = try reader.token()
+            case "reason": reason = try reader.token()
+            default: try reader.skip()
+            }
+        }
+        guard let type = type?.text else { return .unknown(VenueFields.describe(object)) }
         switch type {
-        case "match", "last_match":
-            return .trades([VenueTrade(
-                instrument: try VenueFields.string(message["product_id"], "product_id"),
-                price: try VenueFields.price(message["price"], "price"),
-                timeMs: try VenueFields.timestamp(message["time"], "time"),
-                number: try VenueFields.number(message["trade_id"], "trade_id"), numberIsConsecutive: true)])
-        case "ticker":
-            return .trades([VenueTrade(
-                instrument: try VenueFields.string(message["product_id"], "product_id"),
-                price: try VenueFields.price(message["price"], "price"),
-                timeMs: try VenueFields.timestamp(message["time"], "time"),
-                number: try VenueFields.number(message["sequence"], "sequence"), numberIsConsecutive: false)])
+        case "match", "last_match", "ticker":
+            // A match's trade id is one apart from the last; a ticker's sequence only orders messages.
+            let ticker = type == "ticker"
+            return context.single(VenueTrade(
+                instrument: try VenueFields.instrument(product, "product_id", context.instruments),
+                price: try VenueFields.price(price, "price"), timeMs: try VenueFields.timestamp(time, "time"),
+                number: ticker
+                    ? try VenueFields.number(sequence, "sequence") : try VenueFields.number(tradeID, "trade_id"),
+                numberIsConsecutive: !ticker))
         case "heartbeat":
             // In ticker mode trade ids jump between batches: only the matches channel can tell a gap from them.
-            guard channel == .matches, let last = try VenueFields.number(message["last_trade_id"], "last_trade_id"),
-                  last > 0
-            else {
+            guard channel == .matches, let last = try VenueFields.number(lastTradeID, "last_trade_id"), last > 0 else {
                 return .heartbeat([])
             }
             return .heartbeat([VenueSequenceMark(
-                instrument: try VenueFields.string(message["product_id"], "product_id"), lastNumber: last)])
+                instrument: try VenueFields.instrument(product, "product_id", context.instruments), lastNumber: last)])
         case "subscriptions":
             return .subscribed("channels")
         case "error":
-            let text = [message["message"]?.string, message["reason"]?.string].compactMap { $0 }.joined(separator: ": ")
+            let text = [VenueFields.string(text), VenueFields.string(reason)].compactMap { $0 }.joined(separator: ": ")
             return .venueError(text.isEmpty ? "error" : text, rateLimited: text.lowercased().contains("rate limit"))
         default:
-            return .unknown("type '\(type.prefix(32))'")
+            return .unknown("type '\(type.string.prefix(32))'")
         }
     }
 }

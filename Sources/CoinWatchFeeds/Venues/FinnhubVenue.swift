@@ -42,25 +42,64 @@ public struct FinnhubVenue: VenueAdapter {
         instruments.map { "{\"type\":\"subscribe\",\"symbol\":\"\($0)\"}" }
     }
 
-    public func read(_ message: TradeJSON.Value) throws(VenueParseError) -> VenueMessage {
-        guard case .object = message else { throw VenueParseError("expected a JSON object") }
-        switch message["type"]?.string {
+    public func read(
+        _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
+    ) throws(VenueParseError) -> VenueMessage {
+        var type: TradeJSON.Token?
+        var text: TradeJSON.Token?
+        var data = VenueBatch<Items>()
+        let instruments = context.instruments
+        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "type": type = try reader.token()
+            case "msg": text = try reader.token()
+            case "data":
+                // Only trade messages carry data: read it as trades unless the message named another type.
+                let trades = type == nil || type?.text.map { $0 == "trade" } == true
+                try data.read(&reader, &context, as: trades ? .trades : nil) { (reader) throws(TradeJSON.SyntaxError) in
+                    try Self.trade(&reader, instruments)
+                }
+            default: try reader.skip()
+            }
+        }
+        guard let type = type?.text else { return .unknown(VenueFields.describe(object)) }
+        switch type {
         case "trade":
-            guard let items = message["data"]?.array else { throw VenueParseError("a trade message needs a \"data\" array") }
-            return try Venues.batch(items) { (item) throws(VenueParseError) in
-                VenueTrade(
-                    instrument: try VenueFields.string(item["s"], "s"), price: try VenueFields.price(item["p"], "p"),
-                    timeMs: try VenueFields.epochMilliseconds(item["t"], "t"))
+            return try data.trades(as: .trades, &context, missing: "a trade message needs a \"data\" array") {
+                (reader) throws(TradeJSON.SyntaxError) in try Self.trade(&reader, instruments)
             }
         case "ping":
             return .heartbeat([])
         case "error":
-            let text = message["msg"]?.string ?? "error"
+            let text = VenueFields.string(text) ?? "error"
             return .venueError(text, rateLimited: text.lowercased().contains("limit"))
-        case let other?:
-            return .unknown("type '\(other.prefix(32))'")
-        case nil:
-            return .unknown(VenueFields.describe(message))
+        default:
+            return .unknown("type '\(type.string.prefix(32))'")
+        }
+    }
+
+    /// What a `data` array holds.
+    private enum Items {
+        case trades
+    }
+
+    /// One item of a trade batch: `{"p":7296.89,"s":"BINANCE:BTCUSDT","t":1575526691134,"v":0.011467}`.
+    private static func trade(
+        _ reader: inout TradeJSON.Reader, _ instruments: VenueInstruments
+    ) throws(TradeJSON.SyntaxError) -> Result<VenueTrade, VenueParseError> {
+        var s, p, t: TradeJSON.Token?
+        try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "s": s = try reader.token()
+            case "p": p = try reader.token()
+            case "t": t = try reader.token()
+            default: try reader.skip()
+            }
+        }
+        return Result { () throws(VenueParseError) in
+            VenueTrade(
+                instrument: try VenueFields.instrument(s, "s", instruments), price: try VenueFields.price(p, "p"),
+                timeMs: try VenueFields.epochMilliseconds(t, "t"))
         }
     }
 }

@@ -33,46 +33,99 @@ public struct KrakenVenue: VenueAdapter {
             + "\"snapshot\":\(snapshot)},\"req_id\":1}"]
     }
 
-    public func read(_ message: TradeJSON.Value) throws(VenueParseError) -> VenueMessage {
-        guard case .object = message else { throw VenueParseError("expected a JSON object") }
-        if let method = message["method"]?.string {
-            if case .bool(false)? = message["success"] {
-                let text = message["error"]?.string ?? "refused"
+    public func read(
+        _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
+    ) throws(VenueParseError) -> VenueMessage {
+        var method, success, error, result, channel: TradeJSON.Token?
+        var data = VenueBatch<Channel>()
+        let instruments = context.instruments
+        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "method": method = try reader.token()
+            case "success": success = try reader.token()
+            case "error": error = try reader.token()
+            case "result": result = try reader.token()
+            case "channel": channel = try reader.token()
+            case "data":
+                // Read as the items of the channel named so far (none, when it names another), or else of the
+                // channel subscribed to.
+                let items = channel == nil ? self.channel : Self.channel(channel)
+                try data.read(&reader, &context, as: items) { (reader) throws(TradeJSON.SyntaxError) in
+                    try Self.trade(&reader, as: items ?? .trade, instruments)
+                }
+            default: try reader.skip()
+            }
+        }
+        if let method = VenueFields.string(method) {
+            if case .bool(false)? = success {
+                let text = VenueFields.string(error) ?? "refused"
                 let lower = text.lowercased()
                 return .venueError("\(method): \(text)", rateLimited: lower.contains("rate") || lower.contains("limit"))
             }
-            return method == "subscribe" ? .subscribed(message["result"]?["symbol"]?.string ?? "subscribed")
+            return method == "subscribe"
+                ? .subscribed(VenueFields.string(VenueFields.member("symbol", of: result)) ?? "subscribed")
                 : .ignored(String(method.prefix(32)))
         }
-        if let error = message["error"]?.string {
+        if let error = VenueFields.string(error) {
             return .venueError(error, rateLimited: error.lowercased().contains("rate"))
         }
-        switch message["channel"]?.string {
+        guard let name = channel?.text else { return .unknown(VenueFields.describe(object)) }
+        switch name {
         case "heartbeat":
             return .heartbeat([])
         case "status":
             return .ignored("status")
-        case "trade":
-            guard let items = message["data"]?.array else { throw VenueParseError("a trade message needs a \"data\" array") }
-            return try Venues.batch(items) { (item) throws(VenueParseError) in
-                VenueTrade(
-                    instrument: try VenueFields.string(item["symbol"], "symbol"),
-                    price: try VenueFields.price(item["price"], "price"),
-                    timeMs: try VenueFields.timestamp(item["timestamp"], "timestamp"),
-                    number: try VenueFields.number(item["trade_id"], "trade_id"), numberIsConsecutive: true)
+        case "trade", "ticker":
+            let items = Self.channel(channel) ?? .trade
+            let missing = items == .trade
+                ? "a trade message needs a \"data\" array" : "a ticker message needs a \"data\" array"
+            return try data.trades(as: items, &context, missing: missing) { (reader) throws(TradeJSON.SyntaxError) in
+                try Self.trade(&reader, as: items, instruments)
             }
-        case "ticker":
-            guard let items = message["data"]?.array else { throw VenueParseError("a ticker message needs a \"data\" array") }
-            return try Venues.batch(items) { (item) throws(VenueParseError) in
-                VenueTrade(
-                    instrument: try VenueFields.string(item["symbol"], "symbol"),
-                    price: try VenueFields.price(item["last"], "last"),
-                    timeMs: try VenueFields.timestamp(item["timestamp"], "timestamp"))
+        default:
+            return .unknown("channel '\(name.string.prefix(32))'")
+        }
+    }
+
+    /// The channel a message's `channel` names, when it is one whose data are prices.
+    private static func channel(_ value: TradeJSON.Token?) -> Channel? {
+        switch value?.text {
+        case "trade"?: .trade
+        case "ticker"?: .ticker
+        default: nil
+        }
+    }
+
+    /// One item of a `data` array: a trade (`symbol`, `price`, `timestamp`, `trade_id`), or a ticker (`symbol`,
+    /// `last`, `timestamp`).
+    private static func trade(
+        _ reader: inout TradeJSON.Reader, as channel: Channel, _ instruments: VenueInstruments
+    ) throws(TradeJSON.SyntaxError) -> Result<VenueTrade, VenueParseError> {
+        var symbol, price, last, timestamp, tradeID: TradeJSON.Token?
+        try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+            switch key {
+            case "symbol": symbol = try reader.token()
+            case "price": price = try reader.token()
+            case "last": last = try reader.token()
+            case "timestamp": timestamp = try reader.token()
+            case "trade_id": tradeID = try reader.token()
+            default: try reader.skip()
             }
-        case let other?:
-            return .unknown("channel '\(other.prefix(32))'")
-        case nil:
-            return .unknown(VenueFields.describe(message))
+        }
+        return Result { () throws(VenueParseError) in
+            switch channel {
+            case .trade:
+                VenueTrade(
+                    instrument: try VenueFields.instrument(symbol, "symbol", instruments),
+                    price: try VenueFields.price(price, "price"),
+                    timeMs: try VenueFields.timestamp(timestamp, "timestamp"),
+                    number: try VenueFields.number(tradeID, "trade_id"), numberIsConsecutive: true)
+            case .ticker:
+                VenueTrade(
+                    instrument: try VenueFields.instrument(symbol, "symbol", instruments),
+                    price: try VenueFields.price(last, "last"),
+                    timeMs: try VenueFields.timestamp(timestamp, "timestamp"))
+            }
         }
     }
 }

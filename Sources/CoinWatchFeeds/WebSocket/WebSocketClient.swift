@@ -28,8 +28,9 @@ public struct WebSocketClient: Sendable {
     public enum Event {
         /// The upgrade succeeded: messages may be sent.
         case opened
-        /// A text message, validated as UTF-8.
-        case text(String)
+        /// A text message, checked to be UTF-8: its bytes, valid only during the call (like a binary message's),
+        /// so a reader takes what it needs without a `String` of the whole message.
+        case text(UnsafeRawBufferPointer)
         /// A binary message.
         case binary(UnsafeRawBufferPointer)
         /// A ping (already answered).
@@ -144,13 +145,13 @@ public struct WebSocketClient: Sendable {
                 guard failure == nil, state == .open || state == .closeSent else { return }
                 switch event {
                 case .message(.text, let payload):
-                    guard let text = String(validating: payload, as: UTF8.self) else {
+                    guard WebSocketText.isUTF8(payload) else {
                         failure = WebSocketError(
                             code: .invalidText, message: "a text message that is not UTF-8",
                             closeCode: WebSocketCloseCode.invalidPayload)
                         return
                     }
-                    handle(.text(text))
+                    handle(.text(payload))
                 case .message(_, let payload):
                     handle(.binary(payload))
                 case .ping(let payload):

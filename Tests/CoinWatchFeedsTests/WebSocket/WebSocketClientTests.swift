@@ -31,7 +31,7 @@ struct WebSocketClientTests {
                 try client.receive(raw) { event in
                     switch event {
                     case .opened: seen.append(.opened)
-                    case .text(let text): seen.append(.text(text))
+                    case .text(let bytes): seen.append(.text(String(decoding: bytes, as: UTF8.self)))
                     case .binary(let payload): seen.append(.binary(Array(payload)))
                     case .ping: seen.append(.ping)
                     case .pong: seen.append(.pong)

@@ -1,0 +1,21 @@
+import Testing
+@testable import CoinWatchFeeds
+
+struct VenueInstrumentsTests {
+    @Test func subscribedInstrumentsAreFoundByTheirBytes() {
+        let names = ["BINANCE:BTCUSDT", "BTC-USD", "ETH-USD", "btcusdt", "BTC/USD", "BINANCE:DOGEUSDT", "BTC-USD"]
+        let instruments = VenueInstruments(names)
+        #expect(instruments.count == 6)
+        for name in names {
+            let position = instruments.position(of: name)
+            #expect(position.map { instruments[$0] } == name)
+            let found = Array(name.utf8).withUnsafeBytes { instruments.name($0) }
+            #expect(found == name)
+        }
+        for other in ["", "BTC-US", "BTC-USDT", "ETH/USD", "BTCUSDT", "binance:btcusdt"] {
+            #expect(instruments.position(of: other) == nil, "\(other)")
+            #expect(Array(other.utf8).withUnsafeBytes { instruments.name($0) } == other)
+        }
+        #expect(VenueInstruments().position(of: "BTC-USD") == nil)
+    }
+}
