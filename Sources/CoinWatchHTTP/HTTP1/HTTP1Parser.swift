@@ -427,6 +427,14 @@ struct HTTP1Parser {
         }
     }
 
+    /// Drops what is kept to make the next request cheaper (spare arrays, the previous request's strings).
+    mutating func forgetRecycled() {
+        spareHeaders = []
+        spareBody = []
+        previousStrings = []
+        strings = []
+    }
+
     private mutating func take() -> String {
         defer { clearToken() }
         return withToken { parser, token in parser.string(token) }

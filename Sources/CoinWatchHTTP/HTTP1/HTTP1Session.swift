@@ -61,8 +61,13 @@ final class HTTP1Session {
             failure = error
         }
         for index in parsed.indices where !closing {
-            handle(parsed[index])
-            parser.recycle(&parsed[index])
+            if handle(parsed[index]) {
+                parser.recycle(&parsed[index])
+            } else {
+                // A stream holds the connection for as long as it runs (a dashboard's, for days): what the parser
+                // keeps to make the next request cheaper is let go, so an open stream costs only itself.
+                parser.forgetRecycled()
+            }
         }
         parsed.removeAll(keepingCapacity: true)
         if let failure, !closing {
@@ -79,7 +84,8 @@ final class HTTP1Session {
         updateTimers()
     }
 
-    private func handle(_ request: HTTP1Request) {
+    /// Starts answering `request`; false when its answer is a stream.
+    private func handle(_ request: HTTP1Request) -> Bool {
         let exchange = add(isHead: request.method == "HEAD", isHTTP10: request.minorVersion == 0,
                            close: !request.keepAlive || draining)
         let route = HTTPRoute.route(method: request.method, path: request.path, contentType: request.header("content-type"))
@@ -93,6 +99,7 @@ final class HTTP1Session {
             exchange.respond(server.plainResponse(route, method: request.method, path: request.path,
                                                   header: { request.header($0) }))
         }
+        return exchange.sink?.call?.isStreaming != true
     }
 
     // MARK: Output
