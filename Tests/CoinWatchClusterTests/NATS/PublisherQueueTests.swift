@@ -58,26 +58,33 @@ import Testing
     @Test("a pause ends with wake(), stop() or its timeout, and items queued meanwhile wait for the consumer")
     func pause() async throws {
         let queue = PublisherQueue<Int>(limit: 100)
+        // The pauser takes each pause only when the test lets it (`gate`), so a wake meant for one pause cannot
+        // end the next.
+        let gate = Atomic<Int>(0)
         let paused = Atomic<Int>(0)
         let ended = Atomic<Int>(0)
         let pauser = Task.detached {
             try await onOwnThread {
-                for timeout in [Duration.seconds(600), .milliseconds(10), .seconds(600)] {
+                for (stage, timeout) in [Duration.seconds(600), .milliseconds(10), .seconds(600)].enumerated() {
+                    while gate.load(ordering: .relaxed) < stage { usleep(1_000) }
                     paused.add(1, ordering: .relaxed)
                     queue.pause(timeout: timeout)
                     ended.add(1, ordering: .relaxed)
                 }
             }
         }
-        // The first pause ends with wake().
+        // The first pause ends with wake(); items queued meanwhile stay queued.
         #expect(await eventually { paused.load(ordering: .relaxed) == 1 })
         queue.append(contentsOf: [1, 2])
         #expect(await eventually {
             queue.wake()
             return ended.load(ordering: .relaxed) == 1
         })
-        // The second with its timeout, untouched; the third with stop().
+        // The second with its timeout, untouched.
+        gate.store(1, ordering: .relaxed)
         #expect(await eventually { ended.load(ordering: .relaxed) == 2 })
+        // The third with stop().
+        gate.store(2, ordering: .relaxed)
         #expect(await eventually { paused.load(ordering: .relaxed) == 3 })
         queue.stop()
         try await pauser.value
