@@ -80,7 +80,14 @@ struct AlertRelayTests {
             older.deviceID = "kept-newer"
             older.symbol = "ETH"
             older.timeMs = 1
-            harness.service.alerts.restoreOutbox([away, older])
+            // Entries that name no valid device or symbol (a corrupt or foreign copy) are skipped.
+            var noDevice = away
+            noDevice.deviceID = "has space"
+            noDevice.id = "no-device"
+            var noSymbol = away
+            noSymbol.symbol = "not a symbol"
+            noSymbol.id = "no-symbol"
+            harness.service.alerts.restoreOutbox([noDevice, away, noSymbol, older])
             #expect(await harness.waitForOutbox { $0.count == 2 })
             #expect(try harness.outbox().contains { $0.id == "pending-elsewhere" })
             #expect(try !harness.outbox().contains { $0.id == "older-elsewhere" })
@@ -92,7 +99,7 @@ struct AlertRelayTests {
         }
     }
 
-    @Test("a relayed alert of a device this node fires for is not delivered twice")
+    @Test("a relayed alert of a device this node fires for is not delivered twice; one for no valid device is dropped")
     func ownDevicesAreNotDeliveredAgain() async throws {
         try await withAlertService { harness in
             harness.service.alerts.fireOnly(where: OwnedGate(owned: ["owned-here"]))
@@ -102,6 +109,12 @@ struct AlertRelayTests {
             #expect(await harness.waitForSubscribers(2))
             var alert = V1.Alert()
             alert.symbol = "BTC"
+            // What another node sends is checked like a request: an alert for no valid device is dropped.
+            for invalid in ["", "has space", String(repeating: "x", count: 10_000)] {
+                alert.deviceID = invalid
+                alert.id = "invalid"
+                harness.service.alerts.deliverRelayed(alert)
+            }
             alert.deviceID = "owned-here"
             alert.id = "skipped"
             harness.service.alerts.deliverRelayed(alert)
