@@ -97,6 +97,11 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
                       payload: payload)
             return
         }
+        if state == .awaitingHello, let refusal {
+            // Refused at accept: whatever the first frame is, the answer is the refusal.
+            fail(refusal.code, refusal.message)
+            return
+        }
         let frame: V1.Frame
         do {
             frame = try V1.Frame(serializedBytes: body, maxBytes: configuration.maxFrameBytes)
@@ -116,10 +121,6 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
             return
         }
         if state == .awaitingHello {
-            if let refusal {
-                fail(refusal.code, refusal.message)
-                return
-            }
             if refusesPlaintext {
                 fail(.failedPrecondition, "this listener accepts TLS connections only")
                 return

@@ -160,6 +160,17 @@ struct HTTPServerTests {
         }
         #expect(error.message.hasPrefix("too many connections from 127.0.0.1:"))
         silent.close()
+        // A native client whose first frame is not even a Frame is told the refusal, not what is wrong with it.
+        let garbled = try RawClient(port: running.server.port)
+        garbled.send([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
+        let answer = garbled.readToEnd()
+        let refusal = try? V1.Frame(serializedBytes: Array(answer.dropFirst(4)), maxBytes: 1 << 16)
+        guard case .error(let refused)? = refusal?.kind else {
+            Issue.record("expected a ConnectionError frame, got \(answer)")
+            return
+        }
+        #expect(refused.message.hasPrefix("too many connections from 127.0.0.1:"))
+        garbled.close()
         first.close()
         #expect(await eventually { admission.open.load(ordering: .relaxed) == 0 })
         let third = try RawClient(port: running.server.port)
