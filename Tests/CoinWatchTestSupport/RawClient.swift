@@ -11,14 +11,20 @@ public struct RawClientError: Error, CustomStringConvertible {
 }
 
 /// A plain blocking IPv4 socket to a loopback port, for talking to a server as a non-framing client would:
-/// bytes in, bytes out, every read bounded by a 10 s receive timeout.
+/// bytes in, bytes out, every read bounded by `receiveTimeout`.
 public final class RawClient {
     private var fd: Int32
+
+    /// How long a read waits for its first byte. A minute: on a busy machine, at the start of a full run when
+    /// every suite starts at once, what a test waits for (a shutdown's last message, say) has taken over ten
+    /// seconds to be sent. A read that ends at the end of the stream returns at once, whatever this is.
+    public static let receiveTimeout: Duration = .seconds(60)
 
     public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawClientError(function: "socket", errno: errno) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        // Each recv waits at most a second, so the overall wait is counted here, not by the kernel.
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -57,22 +63,34 @@ public final class RawClient {
         send(Array(text.utf8))
     }
 
-    /// Reads what is available (blocking for the first byte, up to the 10 s receive timeout); empty at the end.
+    /// Reads what is available (blocking for the first byte, up to `receiveTimeout`); empty at the end.
     public func readSome() -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let n = receive(into: &buffer)
         return n > 0 ? Array(buffer[..<n]) : []
     }
 
-    /// Reads until end of file (or the 10 s receive timeout, or `limit` bytes).
+    /// Reads until end of file (or `receiveTimeout` without a byte, or `limit` bytes).
     public func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while result.count < limit {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = receive(into: &buffer)
             if n <= 0 { break }
             result += buffer[..<n]
         }
         return result
+    }
+
+    /// One `recv`, repeated while it times out, until `receiveTimeout`: the byte count, 0 at the end, -1 on an error
+    /// or when nothing came in time.
+    private func receive(into buffer: inout [UInt8]) -> Int {
+        let deadline = ContinuousClock.now + Self.receiveTimeout
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+                return n
+            }
+        }
     }
 }
