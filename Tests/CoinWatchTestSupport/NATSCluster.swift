@@ -85,21 +85,6 @@ public final class NATSCluster: Sendable {
             throw ServerProcessError(message: "nats-server \(name) did not listen within 60 s:\n\(log)")
         }
 
-        /// SIGSTOP: the server holds its connections but answers nothing (a hung or unreachable server), until
-        /// `resume()`.
-        public func pause() {
-            pid.withLock { pid in
-                if let current = pid { Glibc.kill(current, SIGSTOP) }
-            }
-        }
-
-        /// SIGCONT after `pause()`.
-        public func resume() {
-            pid.withLock { pid in
-                if let current = pid { Glibc.kill(current, SIGCONT) }
-            }
-        }
-
         /// SIGKILL and reap: a crash.
         public func kill() {
             pid.withLock { pid in

@@ -112,40 +112,6 @@ struct JetStreamTests {
         #expect(outcome.revisionsMatch, "each success reports the revision the bucket holds")
     }
 
-    @Test("a batch the server does not answer in time is timeout for every write, and its late answers do not become the next batch's")
-    func aBatchNotAnsweredInTime() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
-        defer { nats.servers[0].resume() }
-        let urls = nats.urls
-        let server = nats.servers[0]
-        let outcome = try await onOwnThread { () throws -> BatchOutcome in
-            let connection = try testConnection(urls)
-            let jetStream = try JetStream(connection: connection)
-            let bucket = try jetStream.keyValue(.init(name: "t-late"))
-            let first = try bucket.create("first", [1])
-            // The server stops answering: the batch waits its bound (twice the 5 s wait) and reports each write as timed
-            // out, since it cannot know whether they were stored.
-            server.pause()
-            let unanswered = bucket.updateAll([("late-a", [2], 0), ("late-b", [3], 0)])
-            server.resume()
-            // The held writes are answered now, while the next batch runs: its outcomes are its own. "first" at a
-            // stale revision must be a conflict, whatever the late answers say.
-            _ = try bucket.update("first", [4], revision: first)
-            let next = bucket.updateAll([("first", [5], first), ("fresh", [6], 0)])
-            var outcome = BatchOutcome()
-            outcome.results = (unanswered + next).map { result in
-                switch result {
-                case .success: "stored"
-                case .failure(let error): error.code.name
-                }
-            }
-            for key in ["first", "fresh"] { outcome.values[key] = try bucket.get(key)?.value }
-            return outcome
-        }
-        #expect(outcome.results == ["timeout", "timeout", "conflict", "stored"])
-        #expect(outcome.values == ["first": [4], "fresh": [6]])
-    }
-
     @Test func anOrderedConsumerStartsWhereItIsTold() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let urls = nats.urls
