@@ -28,9 +28,12 @@ final class HTTP1Exchange: ConnectHTTPResponder {
         self.closeAfter = closeAfter
     }
 
-    /// Makes a finished exchange that nothing else holds (its session checked) the exchange of a new request.
+    /// Whether it may become another request's exchange: its answer is complete and all of it handed on.
+    var isReusable: Bool { isComplete && sink == nil && buffered.isEmpty }
+
+    /// Makes a finished exchange that nothing else holds (its session checked that, and `isReusable`) the exchange
+    /// of a new request.
     func reuse(isHead: Bool, isHTTP10: Bool, closeAfter: Bool) {
-        precondition(isComplete && sink == nil && buffered.isEmpty, "reusing an exchange still in use")
         self.isHead = isHead
         self.isHTTP10 = isHTTP10
         self.closeAfter = closeAfter

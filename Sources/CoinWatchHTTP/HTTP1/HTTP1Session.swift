@@ -107,7 +107,7 @@ final class HTTP1Session {
     /// A new exchange at the end of the pipeline (active at once when it is the only one).
     private func add(isHead: Bool, isHTTP10: Bool, close: Bool) -> HTTP1Exchange {
         let exchange: HTTP1Exchange
-        if finished != nil, isKnownUniquelyReferenced(&finished!), let reused = finished {
+        if finished != nil, isKnownUniquelyReferenced(&finished!), let reused = finished, reused.isReusable {
             reused.reuse(isHead: isHead, isHTTP10: isHTTP10, closeAfter: close)
             exchange = reused
         } else {
