@@ -49,10 +49,10 @@ private func parse(_ stream: UnsafeRawBufferPointer, chunk: Int, limits: HTTP1Pa
     }
     for request in requests {
         guard request.body.count <= limits.maxBodyBytes, request.headers.count <= limits.maxHeaderCount,
-              request.method.utf8.count + request.target.utf8.count <= limits.maxRequestLineBytes else {
-            fatalError("a request beyond the limits was delivered: \(request.method) \(request.target)")
+              request.method.utf8.count + request.target.text.utf8.count <= limits.maxRequestLineBytes else {
+            fatalError("a request beyond the limits was delivered: \(request.method) \(request.target.text)")
         }
-        outcome.summary.append("\(request.method) \(request.target) \(request.headers.count) \(request.body.count)")
+        outcome.summary.append("\(request.method) \(request.target.text) \(request.headers.count) \(request.body.count)")
     }
     return outcome
 }

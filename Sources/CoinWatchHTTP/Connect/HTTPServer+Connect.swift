@@ -30,12 +30,12 @@ extension HTTPServer {
     /// - Returns: the call's sink while the call runs (the transport cancels it when the client goes away and
     ///   tells it when output drains); nil when the request was answered at once.
     func startConnect(
-        method: String, target: Substring, header: (String) -> String?, headers: [(name: String, value: String)],
+        method: String, target: RequestTarget, header: (String) -> String?, headers: [(name: String, value: String)],
         body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String
     ) -> ConnectCallSink? {
-        let (path, query) = HTTPRoute.split(target: target)
+        let path = target.path
         let cors = configuration.cors.responseHeaders(origin: header("origin"))
-        let route = ConnectRoute.route(httpMethod: method, path: path, query: query, header: header,
+        let route = ConnectRoute.route(httpMethod: method, path: path, query: target.query, header: header,
                                        methods: connectMethods, maxMessageBytes: dispatcher.maxMessageBytes)
         switch route {
         case .httpError(let status, let failure, let extra):

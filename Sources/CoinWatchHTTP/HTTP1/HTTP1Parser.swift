@@ -397,7 +397,7 @@ struct HTTP1Parser {
     }
 
     private mutating func finish() -> HTTP1Request {
-        let request = HTTP1Request(method: method, target: target, minorVersion: minorVersion, headers: headers, body: body)
+        let request = HTTP1Request(method: method, target: RequestTarget(target), minorVersion: minorVersion, headers: headers, body: body)
         state = .method
         method = ""
         target = ""

@@ -1,8 +1,8 @@
 /// One HTTP/1.1 request as the parser delivers it: complete, body included.
 struct HTTP1Request: Sendable {
     var method: String
-    /// The request target as sent (origin form: path and query).
-    var target: String
+    /// The request target as sent (origin form: path and query), split at its query.
+    var target: RequestTarget
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     var minorVersion: Int
     /// Header fields in order, names lower-cased, values with surrounding whitespace removed.
@@ -12,11 +12,6 @@ struct HTTP1Request: Sendable {
     /// The last value of header `name` (lower case).
     func header(_ name: String) -> String? {
         headers.last { $0.name == name }?.value
-    }
-
-    /// The path without the query.
-    var path: Substring {
-        HTTPRoute.split(target: target[...]).path
     }
 
     /// Whether the connection stays open after the response: HTTP/1.1 unless `Connection: close`,

@@ -88,15 +88,16 @@ final class HTTP1Session {
     private func handle(_ request: HTTP1Request) -> Bool {
         let exchange = add(isHead: request.method == "HEAD", isHTTP10: request.minorVersion == 0,
                            close: !request.keepAlive || draining)
-        let route = HTTPRoute.route(method: request.method, path: request.path, contentType: request.header("content-type"))
+        let route = HTTPRoute.route(method: request.method, path: request.target.path,
+                                    contentType: request.header("content-type"))
         switch route {
         case .connect:
             exchange.sink = server.startConnect(
-                method: request.method, target: request.target[...], header: { request.header($0) },
+                method: request.method, target: request.target, header: { request.header($0) },
                 headers: request.headers, body: request.body, responder: exchange, eventLoop: connection.eventLoop,
                 peer: peer)
         default:
-            exchange.respond(server.plainResponse(route, method: request.method, path: request.path,
+            exchange.respond(server.plainResponse(route, method: request.method, path: request.target.path,
                                                   header: { request.header($0) }))
         }
         return exchange.sink?.call?.isStreaming != true

@@ -7,7 +7,7 @@ extension HTTP2Connection {
     /// The header block of a request is complete: route it.
     func headersComplete(_ id: Int32) {
         guard let stream = streams[id], case .pending = stream.kind else { return }
-        let route = HTTPRoute.route(method: stream.method, path: HTTPRoute.split(target: stream.path[...]).path,
+        let route = HTTPRoute.route(method: stream.method, path: stream.target.path,
                                     contentType: stream.contentType)
         if case .connect = route {
             stream.kind = .connect
@@ -34,7 +34,7 @@ extension HTTP2Connection {
             server.logger.debug("gRPC request announces an encoding this server does not use",
                                 ["peer": peer, "encoding": encoding])
         }
-        let methodPath = String(stream.path.dropFirst())
+        let methodPath = String(stream.target.text.dropFirst())
         guard let index = server.dispatcher.methods.index(path: methodPath) else {
             refuse(stream, .unimplemented, "unknown method '\(methodPath)'")
             return
@@ -155,8 +155,7 @@ extension HTTP2Connection {
 
     /// A plain HTTP request over HTTP/2 (the operators' endpoints, the dashboard, a preflight, or a refusal).
     func answerPlain(_ stream: HTTP2Stream, _ route: HTTPRoute) {
-        let path = HTTPRoute.split(target: stream.path[...]).path
-        let response = server.plainResponse(route, method: stream.method, path: path, header: { stream.header($0) })
+        let response = server.plainResponse(route, method: stream.method, path: stream.target.path, header: { stream.header($0) })
         stream.kind = .refused
         respondWhole(stream, status: response.status, headers: response.headers, body: response.body)
     }
@@ -189,7 +188,7 @@ extension HTTP2Connection {
         let body = stream.body
         stream.body = []
         stream.connect = server.startConnect(
-            method: stream.method, target: stream.path[...], header: { stream.header($0) }, headers: stream.headers,
+            method: stream.method, target: stream.target, header: { stream.header($0) }, headers: stream.headers,
             body: body, responder: responder, eventLoop: eventLoop, peer: peer)
     }
 

@@ -49,7 +49,7 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         if !key.hasPrefix(":") { stream.headers.append((key, text)) }
         switch key {
         case ":method": stream.method = text
-        case ":path": stream.path = text
+        case ":path": stream.target = RequestTarget(text)
         case "content-type": stream.contentType = text
         case "te": stream.te = text
         case "grpc-timeout": stream.timeout = text

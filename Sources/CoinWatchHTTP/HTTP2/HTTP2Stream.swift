@@ -21,7 +21,8 @@ final class HTTP2Stream {
 
     // MARK: Request
     var method = ""
-    var path = ""
+    /// `:path`, split at its query.
+    var target = RequestTarget("")
     var contentType: String?
     var te: String?
     var timeout: String?

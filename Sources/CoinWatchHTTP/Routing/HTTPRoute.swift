@@ -59,10 +59,4 @@ enum HTTPRoute: Equatable {
         guard let next else { return true }
         return next == UInt8(ascii: "+") || next == UInt8(ascii: ";") || next == 0x20 || next == 0x09
     }
-
-    /// A request target split at its first `?`: the path, and the query without the `?` when there is one.
-    static func split(target: Substring) -> (path: Substring, query: Substring?) {
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }
-        return (target[..<mark], target[target.utf8.index(after: mark)...])
-    }
 }

@@ -27,12 +27,4 @@ import Testing
         #expect(HTTPRoute.route(method: "GET", path: "/nothing-here", contentType: nil) == .notFound)
         #expect(HTTPRoute.route(method: "GET", path: "", contentType: nil) == .notFound)
     }
-
-    @Test("a target splits at its first question mark")
-    func targets() {
-        #expect(HTTPRoute.split(target: "/a/b") == ("/a/b", nil))
-        #expect(HTTPRoute.split(target: "/a?x=1?y") == ("/a", "x=1?y"))
-        #expect(HTTPRoute.split(target: "/a?") == ("/a", ""))
-        #expect(HTTPRoute.split(target: "?q") == ("", "q"))
-    }
 }
