@@ -1,5 +1,15 @@
 import CoinWatchCore
 
+/// The two writes a lease needs, as the leases bucket makes them; tests put a store that fails on cue in its place.
+protocol LeaseStore: AnyObject {
+    /// Writes `value` if the key has none; the new revision, or `conflict` when it has one.
+    func create(_ key: String, _ value: [UInt8]) throws(ClusterError) -> UInt64
+    /// Writes `value` if the key's last revision is `revision`; the new revision, or `conflict`.
+    func update(_ key: String, _ value: [UInt8], revision: UInt64) throws(ClusterError) -> UInt64
+}
+
+extension KeyValueBucket: LeaseStore {}
+
 /// The leases this node wants and holds, in a KV bucket whose age limit is the lease TTL.
 ///
 /// The rule (docs/SCALING.md, "Leases and fencing"): a lease is taken with a create (the key has no value) and
@@ -35,7 +45,7 @@ final class LeaseKeeper {
         }
     }
 
-    let bucket: KeyValueBucket
+    let bucket: any LeaseStore
     let nodeID: String
     let ttlNs: Int64
     let marginNs: Int64
@@ -44,7 +54,7 @@ final class LeaseKeeper {
     private var wanted: Set<String> = []
     private let now: () -> Int64
 
-    init(bucket: KeyValueBucket, nodeID: String, ttl: Duration, now: @escaping () -> Int64 = MonotonicClock.nanoseconds) {
+    init(bucket: any LeaseStore, nodeID: String, ttl: Duration, now: @escaping () -> Int64 = MonotonicClock.nanoseconds) {
         self.bucket = bucket
         self.nodeID = nodeID
         self.ttlNs = ttl.inNanoseconds
@@ -70,10 +80,15 @@ final class LeaseKeeper {
     ///
     /// With `connected` false (the node's NATS connection is down) nothing is sent: each write would wait out its
     /// timeout, one lease after another, and the expiries behind it would be seen that much late. Only what the
-    /// clock says has lapsed (or is no longer wanted) is dropped.
+    /// clock says has lapsed (or is no longer wanted) is dropped. The same holds while connected when JetStream does
+    /// not answer (a stream leader being elected): after the first write of a tick that timed out or found the
+    /// bucket unavailable, the tick sends nothing more, so one tick waits out at most one timeout, not one per lease
+    /// (dozens of shards at 5 s each would hold the control thread for minutes, and every lease taken early in such
+    /// a tick would lapse before the tick ended).
     func tick(connected: Bool = true) -> [Change] {
         var lost: [Change] = []
         var gained: [Change] = []
+        var sending = connected
         let value = Array("node=\(nodeID)".utf8)
         for (key, lease) in held.sorted(by: { $0.key < $1.key }) {
             let current = now()
@@ -89,7 +104,7 @@ final class LeaseKeeper {
                 lost.append(.lost(key: key, reason: "released"))
                 continue
             }
-            guard connected, current - lease.renewedAt >= renewEveryNs else { continue }
+            guard sending, current - lease.renewedAt >= renewEveryNs else { continue }
             do {
                 let revision = try bucket.update(key, value, revision: lease.revision)
                 held[key] = Lease(
@@ -100,11 +115,13 @@ final class LeaseKeeper {
                     // The value expired (another node may hold it now): stop at once.
                     held[key] = nil
                     lost.append(.lost(key: key, reason: "taken over or expired"))
+                } else {
+                    // unavailable / timeout: keep acting while the last renewal is valid, try again next tick.
+                    sending = false
                 }
-                // unavailable / timeout: keep acting while the last renewal is valid, try again next tick.
             }
         }
-        for key in wanted.sorted() where connected && held[key] == nil {
+        for key in wanted.sorted() where sending && held[key] == nil {
             let sent = now()
             do {
                 let revision = try bucket.create(key, value)
@@ -114,6 +131,7 @@ final class LeaseKeeper {
                 gained.append(.acquired(lease))
             } catch {
                 // conflict: someone holds it; anything else: try again next tick.
+                if error.code != .conflict { sending = false }
             }
         }
         return lost + gained
