@@ -13,7 +13,11 @@ enum ClusterLayout {
 
     /// Alerts an owner fired, for the other nodes' StreamAlerts calls: one subject per shard (`NN`, two digits).
     static func alertSubject(shard: Int) -> String { "coinwatch.alerts.\(shardToken(shard))" }
-    static let alertSubjects = "coinwatch.alerts.*"
+    /// A relayed alert another node delivered to one of its StreamAlerts calls, for the owner's outbox: per shard.
+    static func deliveredSubject(shard: Int) -> String { "\(deliveredPrefix)\(shardToken(shard))" }
+    static let deliveredPrefix = "coinwatch.alerts.delivered."
+    /// Both: the fired alerts' subjects and the delivery notices'.
+    static let alertSubjects = "coinwatch.alerts.>"
 
     /// A device's outbox entry for a symbol in the alerts bucket, and the filter of one shard's entries.
     static func outboxKey(shard: Int, device: String, symbol: String) -> String {

@@ -284,6 +284,40 @@ struct ClusterDaemonTests {
         #expect(counted, "\(seen)")
     }
 
+    @Test func anAlertDeliveredOnAnotherNodeLeavesItsOwnersOutbox() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let devices = (0..<12).map { "elsewhere-\($0)" }
+        let (nodes, clients) = try await Self.armedCluster(nats, devices, "CWE")
+        defer { nodes.forEach { $0.crash() } }
+        defer { clients.forEach { $0.close() } }
+        // The devices are followed on a only: b's and c's alerts reach those calls relayed, and each delivery is
+        // told back to the owner, whose outbox entry then leaves as if its own call had taken it.
+        let (counts, tasks) = Self.followAlerts([clients[0]], devices)
+        #expect(await Self.alertCallsOpen([nodes[0]], devices.count))
+        _ = try await clients[1].publish([Self.tick("CWE", 150)])
+        let fired = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            Self.everyCall(counts, nodes: 1, devices, atLeast: 1)
+        }
+        #expect(fired, "\(counts.value.withLock { $0 })")
+        tasks.forEach { $0.cancel() }
+        let others = Array(nodes[1...])
+        let told = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+            let firedThere = await Self.total("coinwatch_alerts_fired_total", others)
+            let deliveredElsewhere = await Self.total("coinwatch_alerts_delivered_elsewhere_total", others)
+            return firedThere > 0 && deliveredElsewhere == firedThere
+        }
+        let seen = await Self.metrics(others).map { $0.filter { $0.key.contains("alerts_") } }
+        #expect(told, "\(seen)")
+        // So a device's next call on its owner is not sent the alert again as pending.
+        let (later, laterTasks) = Self.followAlerts(Array(clients[1...]), devices)
+        defer { laterTasks.forEach { $0.cancel() } }
+        #expect(await Self.alertCallsOpen(others, devices.count))
+        let pendingAgain = await eventually(timeout: .seconds(3), interval: .milliseconds(50)) {
+            later.value.withLock { !$0.isEmpty }
+        }
+        #expect(!pendingAgain, "\(later.value.withLock { $0 })")
+    }
+
     @Test func theShardsOfAKilledNodeFireOnTheOthersWithNothingLost() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let devices = (0..<12).map { "failover-\($0)" }

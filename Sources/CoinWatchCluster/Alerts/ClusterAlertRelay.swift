@@ -8,7 +8,9 @@ import Dispatch
 import Synchronization
 
 /// StreamAlerts on any node: the alerts this node fires go to `coinwatch.alerts.<NN>` (core NATS, the device's
-/// shard), and what other nodes fired is delivered to this node's StreamAlerts calls of the device. And the outbox
+/// shard), and what other nodes fired is delivered to this node's StreamAlerts calls of the device; each such
+/// delivery is told back on `coinwatch.alerts.delivered.<NN>`, so the owner's outbox entry leaves as if its own call
+/// had taken it (`AlertService.deliveredElsewhere`: the device's next call on the owner is not sent it again). And the outbox
 /// survives its node: every change of this node's outbox is written to the alerts bucket
 /// (`out.<NN>.<device>.<SYMBOL>`, an empty value once the entry is gone), and a node that takes shard NN over reads
 /// `out.<NN>.>` back into its own outbox (`restore`).
@@ -27,10 +29,11 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     let bucket: KeyValueBucket
     let alerts: AlertService
     let logger: Logger
-    /// What the publisher thread sends, in order: an alert on the relay's subject (core NATS), or an outbox entry to
-    /// the bucket (JetStream, acknowledged asynchronously).
+    /// What the publisher thread sends, in order: an alert or a delivery notice on the relay's subjects (core NATS),
+    /// or an outbox entry to the bucket (JetStream, acknowledged asynchronously).
     private enum Outgoing {
         case alert(subject: String, bytes: [UInt8])
+        case notice(subject: String, bytes: [UInt8])
         case outbox(subject: String, bytes: [UInt8])
     }
     private let queue = PublisherQueue<Outgoing>(limit: ClusterAlertRelay.queueLimit)
@@ -81,6 +84,13 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
         enqueue([.alert(subject: ClusterLayout.alertSubject(shard: AlertShards.shard(of: device)), bytes: alert.serializedBytes())])
     }
 
+    /// An event loop, after a relayed alert reached a call here: a notice for the owner (the alert itself, so the
+    /// owner removes exactly that entry and not a newer one). Core NATS: a lost notice costs one duplicate pending
+    /// delivery, as before notices existed.
+    func deliveredHere(_ alert: V1.Alert, device: DeviceID) {
+        enqueue([.notice(subject: ClusterLayout.deliveredSubject(shard: AlertShards.shard(of: device)), bytes: alert.serializedBytes())])
+    }
+
     func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)]) {
         enqueue(entries.map { entry in
             let key = ClusterLayout.outboxKey(shard: AlertShards.shard(of: entry.device), device: entry.device.rawValue,
@@ -126,6 +136,8 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                     case .alert(let subject, let bytes):
                         try connection.publish(subject, bytes)
                         published.add(1, ordering: .relaxed)
+                    case .notice(let subject, let bytes):
+                        try connection.publish(subject, bytes)
                     case .outbox(let subject, let bytes):
                         try jetStream.publishAsync(subject, bytes)
                     }
@@ -149,8 +161,12 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                 continue
             }
             guard let message, let alert = try? V1.Alert(serializedBytes: message.data) else { continue }
-            received.add(1, ordering: .relaxed)
-            alerts.deliverRelayed(alert)
+            if message.subject.hasPrefix(ClusterLayout.deliveredPrefix) {
+                alerts.deliveredElsewhere(alert)
+            } else {
+                received.add(1, ordering: .relaxed)
+                alerts.deliverRelayed(alert)
+            }
         }
     }
 }

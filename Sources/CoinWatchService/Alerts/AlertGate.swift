@@ -12,8 +12,13 @@ public protocol AlertGate: Sendable {
 /// Carries the alerts this node fires to the other nodes (cluster mode, docs/SCALING.md "StreamAlerts on any
 /// node"): a client may follow a device's alerts on any node, not only on the one owning the device's shard. The
 /// other nodes deliver a relayed alert to their own `StreamAlerts` calls of the device
-/// (`AlertService.deliverRelayed`); the outbox and APNs stay the owner's.
+/// (`AlertService.deliverRelayed`) and tell the owner, whose outbox entry then leaves as if its own call had taken
+/// it (`AlertService.deliveredElsewhere`); the outbox and APNs stay the owner's.
 public protocol AlertRelay: Sendable {
+    /// Called on an event loop once an alert another node fired (relayed here) was written to one of this node's
+    /// StreamAlerts calls, for the firing node; must not block (queue it).
+    func deliveredHere(_ alert: V1.Alert, device: DeviceID)
+
     /// Called on the alert thread with each alert this node fired, once its round is written; must not block
     /// (queue it).
     func fired(_ alert: V1.Alert, device: DeviceID)

@@ -105,6 +105,14 @@ public final class AlertService: Sendable {
         worker.post(.relayed(alert))
     }
 
+    /// Cluster mode: another node wrote `alert`, which this node fired, to one of its StreamAlerts calls (its relay
+    /// said so): the alert leaves this node's outbox as if one of its own calls had taken it — unless APNs is to
+    /// deliver it (the phone is its recipient) or a newer alert replaced it. Without this, the device's next
+    /// StreamAlerts call here would be sent it again as pending.
+    public func deliveredElsewhere(_ alert: V1.Alert) {
+        worker.post(.deliveredElsewhere(alert))
+    }
+
     /// Cluster mode: outbox entries another node kept for devices whose shard this node has just taken over (read
     /// from the replicated copy `AlertRelay.outboxChanged` wrote). Each goes into this node's outbox unless it
     /// already holds that device and symbol's alert or a newer one, for the device's next StreamAlerts call and
@@ -143,6 +151,8 @@ public struct AlertStats: Sendable, Hashable {
     public var alertsReplayedOnTakeover: Int = 0
     /// Outbox entries restored from another node's replicated outbox when this node took their shard over.
     public var outboxRestored: Int = 0
+    /// Outbox entries that left because another node delivered their alert to one of its StreamAlerts calls.
+    public var deliveredElsewhere: Int = 0
 }
 
 /// A live `StreamAlerts` call.

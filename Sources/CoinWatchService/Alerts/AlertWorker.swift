@@ -34,6 +34,8 @@ final class AlertWorker: @unchecked Sendable {
         case relayed(V1.Alert)
         /// Cluster mode: another node's outbox entries for shards this node took over.
         case restoreOutbox([V1.Alert])
+        /// Cluster mode: another node delivered this alert (fired here) to one of its StreamAlerts calls.
+        case deliveredElsewhere(V1.Alert)
     }
 
     let database: Database
@@ -274,10 +276,13 @@ final class AlertWorker: @unchecked Sendable {
             if subscribers[device]?.isEmpty == true { subscribers.removeValue(forKey: device) }
             stats.subscribers.store(subscribers.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
         case .delivered(let key, let alertID, let device):
-            // Leave a newer alert that replaced this one in place, and an alert APNs is to deliver: the phone
-            // is its recipient, whoever else follows the device.
-            if !push.owns(device, round) && outboxEntry(key, round)?.id == alertID {
-                round.outbox[key] = .some(nil)
+            takeDelivered(key, alertID: alertID, device: device, &round)
+        case .deliveredElsewhere(let alert):
+            guard let device = try? DeviceID(validating: alert.deviceID),
+                  let symbol = try? Symbol(validating: alert.symbol)
+            else { return }
+            if takeDelivered(AlertStorage.outboxKey(device, symbol), alertID: alert.id, device: device, &round) {
+                stats.deliveredElsewhere.add(1, ordering: .relaxed)
             }
         case .relayed(let alert):
             guard let device = try? DeviceID(validating: alert.deviceID) else { return }
@@ -308,6 +313,16 @@ final class AlertWorker: @unchecked Sendable {
         case .pushResponses(let responses):
             push.handle(responses, &round, nowMs: WallClock.milliseconds(), read: outboxEntry)
         }
+    }
+
+    /// An outbox entry's alert reached a StreamAlerts call (here or, relayed, on another node): the entry leaves,
+    /// unless a newer alert replaced it or APNs is to deliver it (the phone is its recipient, whoever else follows
+    /// the device). True when it left.
+    @discardableResult
+    private func takeDelivered(_ key: [UInt8], alertID: String, device: DeviceID, _ round: inout Round) -> Bool {
+        guard !push.owns(device, round) && outboxEntry(key, round)?.id == alertID else { return false }
+        round.outbox[key] = .some(nil)
+        return true
     }
 
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
@@ -529,15 +544,20 @@ final class AlertWorker: @unchecked Sendable {
                 post(.delivered(key: key, alertID: id, device: device))
             }
         }
+        let relay = relay.withLock { $0 }
         for (subscriber, alert) in round.relayedDeliveries {
             let stream = subscriber.stream
+            let device = subscriber.device
             stream.eventLoop.execute { [self] in
                 guard stream.isActive else { return }
                 stream.send(alert)
                 stats.alertsDelivered.add(1, ordering: .relaxed)
+                // The firing node's outbox still holds it: tell that node, or the device's next call there gets it
+                // again as pending.
+                relay?.deliveredHere(alert, device: device)
             }
         }
-        if let relay = relay.withLock({ $0 }) {
+        if let relay {
             for (alert, device) in round.fired { relay.fired(alert, device: device) }
             // A round whose write failed changed nothing on disk, so there is nothing to replicate.
             if failure == nil && !round.outbox.isEmpty {
@@ -559,6 +579,7 @@ final class AlertCounters: Sendable {
     let alertsSuppressed = Atomic<Int>(0)
     let alertsReplayedOnTakeover = Atomic<Int>(0)
     let outboxRestored = Atomic<Int>(0)
+    let deliveredElsewhere = Atomic<Int>(0)
 
     var snapshot: AlertStats {
         AlertStats(
@@ -567,6 +588,7 @@ final class AlertCounters: Sendable {
             crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed),
             alertsSuppressed: alertsSuppressed.load(ordering: .relaxed),
             alertsReplayedOnTakeover: alertsReplayedOnTakeover.load(ordering: .relaxed),
-            outboxRestored: outboxRestored.load(ordering: .relaxed))
+            outboxRestored: outboxRestored.load(ordering: .relaxed),
+            deliveredElsewhere: deliveredElsewhere.load(ordering: .relaxed))
     }
 }

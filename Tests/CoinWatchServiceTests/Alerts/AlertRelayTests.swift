@@ -14,7 +14,12 @@ struct AlertRelayTests {
         let relayed = Mutex<[(V1.Alert, DeviceID)]>([])
         /// Each outbox change: "device/symbol" and the alert's id, or "-" once the entry is gone.
         let outbox = Mutex<[String]>([])
+        /// Each notice of a relayed alert delivered here: "device id".
+        let deliveredHere = Mutex<[String]>([])
         func fired(_ alert: V1.Alert, device: DeviceID) { relayed.withLock { $0.append((alert, device)) } }
+        func deliveredHere(_ alert: V1.Alert, device: DeviceID) {
+            deliveredHere.withLock { $0.append("\(device.rawValue) \(alert.id)") }
+        }
         func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)]) {
             outbox.withLock { $0 += entries.map { "\($0.device.rawValue)/\($0.symbol.rawValue) \($0.alert?.id ?? "-")" } }
         }
@@ -51,6 +56,8 @@ struct AlertRelayTests {
             harness.service.alerts.deliverRelayed(elsewhere)
             #expect(await recorder.waitForCount(1))
             #expect(recorder.alerts.map(\.id) == ["from-another-node"])
+            // The owner hears of it, so its outbox entry can leave.
+            #expect(await eventually { relay.deliveredHere.withLock { $0 } == ["relay-elsewhere from-another-node"] })
             // Only this node's own alert is in its outbox: the relayed one is the firing node's to keep.
             #expect(try harness.outbox().map(\.deviceID) == ["relay-here"])
             #expect(relay.relayed.withLock { $0.count } == 1, "a relayed alert is not relayed again")
@@ -96,6 +103,41 @@ struct AlertRelayTests {
             let recorder = AlertRecorder(client: client, device: "was-away")
             #expect(await recorder.waitForCount(1))
             #expect(recorder.alerts.map(\.id) == ["pending-elsewhere"])
+        }
+    }
+
+    @Test("an alert fired here and delivered on another node leaves the outbox; a notice of an older one does not")
+    func deliveredElsewhere() async throws {
+        try await withAlertService { harness in
+            let relay = RecordingRelay()
+            harness.service.alerts.fireOnly(where: OwnedGate(owned: ["away-here"]))
+            harness.service.alerts.relay(through: relay)
+            try await harness.save("away-here", ["BTC": rule(above: "5000")])
+            harness.publish("BTC", "4900")
+            harness.publish("BTC", "5012.3")
+            #expect(await harness.waitForOutbox { $0.count == 1 })
+            let pending = try #require(try harness.outbox().first)
+            // A notice naming another alert of the device (an older one, or a foreign id) leaves the entry alone;
+            // one naming no valid device or symbol is dropped.
+            var older = pending
+            older.id = "older"
+            var noDevice = pending
+            noDevice.deviceID = "has space"
+            var noSymbol = pending
+            noSymbol.symbol = "not a symbol"
+            for notice in [older, noDevice, noSymbol] { harness.service.alerts.deliveredElsewhere(notice) }
+            harness.service.alerts.deliveredElsewhere(pending)
+            #expect(await eventually { relay.outbox.withLock { $0.last } == "away-here/BTC -" })
+            #expect(try harness.outbox().isEmpty)
+            #expect(harness.stats.deliveredElsewhere == 1)
+            // So the device's next call here is not sent it again as pending: a later alert is the first it gets.
+            let client = try await harness.connect()
+            let recorder = AlertRecorder(client: client, device: "away-here")
+            #expect(await harness.waitForSubscribers(1))
+            harness.publish("BTC", "4900")
+            harness.publish("BTC", "5020")
+            #expect(await recorder.waitForCount(1))
+            #expect(recorder.alerts.map(\.id) != [pending.id] && recorder.alerts.count == 1)
         }
     }
 
