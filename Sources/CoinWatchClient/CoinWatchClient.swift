@@ -105,6 +105,24 @@ public final class CoinWatchClient: Sendable {
         }
     }
 
+    /// Connects (or reuses the connection) and says to which server: its index in `configuration.servers` and its
+    /// address as configured.
+    func connectedServer() async throws(RPCError) -> (index: Int, address: String) {
+        try await connect()
+        let index = preferred.withLock { $0 }
+        return (index, configuration.serverAddresses[index])
+    }
+
+    /// A stream on server `index` was lost: the next connection starts with the server after it, so that a follow
+    /// moves to another node at once instead of first waiting on the one that went away. Nothing changes when another
+    /// task has already moved on.
+    func avoid(server index: Int) {
+        let count = configuration.servers.count
+        preferred.withLock { preferred in
+            if preferred == index { preferred = (index + 1) % count }
+        }
+    }
+
     /// The TLS of `configuration.tls` for a connection, nil without it; the context is made once.
     ///
     /// - Throws: INVALID_ARGUMENT naming the file or setting `TLSContext` refused.
