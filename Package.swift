@@ -347,6 +347,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchClientTests",
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchClusterTests",
             dependencies: [
                 "CoinWatchCluster", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
