@@ -340,7 +340,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchCLITests",
             dependencies: [
-                "CoinWatchCLI", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
+                "CoinWatchCLI", "CoinWatchClient", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
                 "CoinWatchTestSupport",
             ],
             exclude: ["Golden"],

@@ -76,11 +76,11 @@ enum StreamCommands {
         let follower = StreamFollower<Element>()
         defer { follower.stop() }
         follower.start(session: context.session, console: context.console, open: open)
-        var reported: StreamState?
+        var reported: FollowState?
         var reconnecting = false
         var decoder = KeyDecoder()
         while true {
-            let (items, state) = follower.drain()
+            let (items, state, failure) = follower.drain()
             if !items.isEmpty {
                 context.out.write(items.map { line($0.element) + "\n" }.joined())
             }
@@ -88,18 +88,19 @@ enum StreamCommands {
             case .waiting(let retryAt, let attempt, let reason):
                 if state != reported {
                     let delay = Duration.milliseconds(max(0, (retryAt - .now).inMilliseconds))
+                    let reason = CLIError.connectFailureReason(reason.message)
                     context.err.line(
                         "connection lost (\(reason)); reconnecting in \(DurationText.format(delay)) (attempt \(attempt))")
                     reported = state
                 }
                 reconnecting = true
-            case .connected:
+            case .connected(let server, _):
                 if reconnecting {
-                    context.err.line("reconnected to \(context.session.address)")
+                    context.err.line("reconnected to \(server)")
                     reconnecting = false
                 }
-            case .ended(let error):
-                if let error { throw error }
+            case .ended:
+                if let failure { throw failure }
                 return ExitStatus.ok
             case .connecting:
                 break

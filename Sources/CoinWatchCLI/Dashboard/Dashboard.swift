@@ -46,25 +46,23 @@ enum Dashboard {
         let terminal = context.terminal
         let color = context.color
         var model = DashboardModel(server: context.session.address, started: .now)
-        var generation = 0
+        var stream = 0
         var size = terminal.size
         var decoder = KeyDecoder()
         var lastFrame: [String] = []
         var lastDrawn = ContinuousClock.Instant.now - clockInterval
         while true {
-            let (items, state) = follower.drain()
+            let (items, state, failure) = follower.drain()
             let now = ContinuousClock.Instant.now
             for item in items {
-                while generation < item.generation {
-                    generation += 1
+                while stream < item.stream {
+                    stream += 1
                     model.streamOpened()
                 }
                 model.apply(item.element, at: now)
             }
             model.connection = state
-            if case .ended(let error) = state, let error {
-                return .failure(error)
-            }
+            if let failure { return .failure(failure) }
             var timeout = clockInterval
             if now - lastDrawn >= frameInterval {
                 let frame = DashboardView.render(model, now: now, rows: size.rows, columns: size.columns, color: color)
