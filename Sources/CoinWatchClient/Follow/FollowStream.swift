@@ -6,7 +6,9 @@ import CoinWatchRPC
 /// with `open`, and yields its elements. When the stream is lost (an error in `FollowOptions.retryable`, or the
 /// server ending it), the follow pauses (`FollowOptions.backoff`, growing until a stream delivers an element again)
 /// and tries again, starting with the next configured server. Any other error ends it with `.ended(error)`;
-/// cancelling the iterating task, or leaving the loop, ends it and cancels the current call on the server.
+/// cancelling the iterating task, or leaving the loop, ends it and cancels the current call on the server. A
+/// cancellation that comes while a connection attempt is under way takes effect when the attempt is over (at most
+/// `Configuration.connectTimeout` a server); while reading or pausing, at once.
 ///
 /// The work is done as the reader asks for the next event, so nothing runs ahead of a slow reader: elements wait
 /// in the current stream's buffer (`FollowOptions.bufferLimit`), and state events are never dropped. Iterate it once.
