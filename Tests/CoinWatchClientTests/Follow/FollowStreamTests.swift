@@ -73,16 +73,23 @@ struct FollowStreamTests {
         #expect(recorder.ending == nil)
     }
 
-    @Test("an error that retrying cannot fix ends the follow")
+    @Test("an error that retrying cannot fix ends the follow, of prices as of alerts")
     func nonRetryableErrorEnds() async throws {
         let server = try await ServerProcess.start()
         defer { server.stop() }
-        let recorder = try FollowRecorder(server.address) { $0.followPrices(symbols: ["not a symbol"], options: .quick) }
-        defer { recorder.cancel() }
-        #expect(await eventually { recorder.finished })
-        let ending = try #require(recorder.ending)
-        #expect(ending?.code == .invalidArgument, "\(recorder.states)")
-        #expect(!recorder.states.contains { if case .waiting = $0 { true } else { false } })
+        let prices = try FollowRecorder(server.address) { $0.followPrices(symbols: ["not a symbol"], options: .quick) }
+        defer { prices.cancel() }
+        let alerts = try FollowRecorder(server.address) { $0.followAlerts(device: "", options: .quick) }
+        defer { alerts.cancel() }
+        #expect(await eventually { prices.finished && alerts.finished })
+        for states in [prices.states, alerts.states] {
+            guard case .ended(let error) = states.last else {
+                Issue.record("not ended: \(states)")
+                continue
+            }
+            #expect(error?.code == .invalidArgument, "\(states)")
+            #expect(!states.contains { if case .waiting = $0 { true } else { false } })
+        }
     }
 
     @Test("an unreachable server is retried, unless the first connection must succeed")
