@@ -7,7 +7,7 @@ extension CoinWatchClient {
     /// Follows the streams `open` makes: one now, and a new one each time the last was lost (see `FollowStream`).
     ///
     /// ```swift
-    /// for await event in client.follow { $0.streamAlerts(device: "phone-1") } {
+    /// for await event in client.follow({ $0.streamAlerts(device: "phone-1") }) {
     ///     switch event {
     ///     case .element(let alert): print(alert.symbol)
     ///     case .state(let state): print(state)

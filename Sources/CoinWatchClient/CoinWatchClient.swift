@@ -9,12 +9,14 @@ import Synchronization
 /// One instance holds one connection and shares it between any number of
 /// tasks; calls are multiplexed on it. The connection is made on first use and,
 /// after a drop (server restart, network, `GoAway`), remade on the next call, so
-/// long-lived services can keep one client for their whole life.
+/// long-lived services can keep one client for their whole life. A stream is not reopened by the next call; for
+/// one that resumes by itself, follow it (`followPrices`, `followAlerts`, `follow`).
 ///
 /// ```swift
 /// let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: 7878))
 /// let settings = try await client.setRule(device: "phone-1", symbol: "BTC", below: "60000", above: nil)
 /// for try await update in client.streamPrices(symbols: ["BTC"]) { print(update.symbol, update.price) }
+/// for await event in client.followPrices(symbols: ["BTC"]) { print(event) }
 /// ```
 public final class CoinWatchClient: Sendable {
     public let configuration: Configuration
