@@ -1,23 +1,27 @@
 public import CoinWatchProto
-public import CoinWatchRPC
+import CoinWatchRPC
 
 /// Streams that resume by themselves: for dashboards and services that hold a stream open for days, through server
 /// restarts and, in a cluster, a node going away.
 extension CoinWatchClient {
-    /// Follows the streams `open` makes: one now, and a new one each time the last was lost (see `FollowStream`).
+    /// Follows any server-streaming method of the schema: a call now, and a new one each time the last was lost
+    /// (see `FollowStream`), each on the connection the follow has just made.
     ///
     /// ```swift
-    /// for await event in client.follow({ $0.streamAlerts(device: "phone-1") }) {
+    /// for await event in client.follow(V1.CoinWatch.streamAlerts, V1.StreamAlertsRequest(deviceID: "phone-1")) {
     ///     switch event {
     ///     case .element(let alert): print(alert.symbol)
     ///     case .state(let state): print(state)
     ///     }
     /// }
     /// ```
-    public func follow<Item: Sendable>(
-        options: FollowOptions = FollowOptions(), _ open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Item>
-    ) -> FollowStream<Item> {
-        FollowStream(client: self, options: options, open: open)
+    public func follow<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, metadata: [String: String] = [:],
+        options: FollowOptions = FollowOptions()
+    ) -> FollowStream<Response> {
+        FollowStream(client: self, options: options) { connection in
+            connection.serverStream(method, request, metadata: metadata, bufferLimit: options.bufferLimit)
+        }
     }
 
     /// Live prices that resume by themselves (`streamPrices`, followed): each `.connected` starts a stream whose
@@ -26,18 +30,14 @@ extension CoinWatchClient {
         symbols: [String] = [], minInterval: Duration = .zero, onlyChanges: Bool = false,
         options: FollowOptions = FollowOptions()
     ) -> FollowStream<V1.PriceUpdate> {
-        let request = V1.StreamPricesRequest(symbols: symbols, minInterval: minInterval, onlyChanges: onlyChanges)
-        return follow(options: options) { client in
-            client.stream(V1.CoinWatch.streamPrices, request, bufferLimit: options.bufferLimit)
-        }
+        follow(
+            V1.CoinWatch.streamPrices, V1.StreamPricesRequest(symbols: symbols, minInterval: minInterval, onlyChanges: onlyChanges),
+            options: options)
     }
 
     /// The device's alerts, resuming by themselves (`streamAlerts`, followed): each new stream sends the pending
     /// alerts first again.
     public func followAlerts(device: String, options: FollowOptions = FollowOptions()) -> FollowStream<V1.Alert> {
-        let request = V1.StreamAlertsRequest(deviceID: device)
-        return follow(options: options) { client in
-            client.stream(V1.CoinWatch.streamAlerts, request, bufferLimit: options.bufferLimit)
-        }
+        follow(V1.CoinWatch.streamAlerts, V1.StreamAlertsRequest(deviceID: device), options: options)
     }
 }

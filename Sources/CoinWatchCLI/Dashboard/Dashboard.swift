@@ -1,6 +1,5 @@
 import CoinWatchClient
 import CoinWatchProto
-import CoinWatchRPC
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +27,7 @@ enum Dashboard {
     static let clockInterval = Duration.milliseconds(200)
 
     static func run(
-        _ context: CommandContext, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<V1.PriceUpdate>
+        _ context: CommandContext, following events: FollowStream<V1.PriceUpdate>
     ) throws(CLIError) -> Exit {
         let terminal = context.terminal
         let follower = StreamFollower<V1.PriceUpdate>()
@@ -36,7 +35,7 @@ enum Dashboard {
         let result = try terminal.withRawMode { () throws(CLIError) -> Result<Exit, CLIError> in
             terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor + ANSI.clearScreen)
             defer { terminal.write(ANSI.reset + ANSI.showCursor + ANSI.leaveAlternateScreen) }
-            follower.start(session: context.session, console: context.console, open: open)
+            follower.start(events, session: context.session, console: context.console)
             return loop(context, follower: follower)
         }
         return try result.get()

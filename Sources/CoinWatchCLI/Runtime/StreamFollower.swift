@@ -1,5 +1,4 @@
 import CoinWatchClient
-import CoinWatchRPC
 import Synchronization
 
 /// Hands a followed stream (`CoinWatchClient.follow`) to the console's UI thread.
@@ -25,13 +24,8 @@ final class StreamFollower<Element: Sendable>: Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    /// Starts following; `open` makes a new stream for each attempt.
-    func start(
-        session: ClientSession, console: Console, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>
-    ) {
-        var options = FollowOptions()
-        options.retryFirstConnection = false
-        let events = session.client.follow(options: options, open)
+    /// Starts iterating `events`, a follow made with `FollowOptions.cli` on `session`'s client.
+    func start(_ events: FollowStream<Element>, session: ClientSession, console: Console) {
         let started = Task.detached { [self] in
             for await event in events {
                 record(event, session: session, console: console)
@@ -75,5 +69,14 @@ final class StreamFollower<Element: Sendable>: Sendable {
             }
         }
         if wake { console.wake() }
+    }
+}
+
+extension FollowOptions {
+    /// How the CLI follows: as the library does, except that a server that cannot be reached at first ends it.
+    static var cli: FollowOptions {
+        var options = FollowOptions()
+        options.retryFirstConnection = false
+        return options
     }
 }

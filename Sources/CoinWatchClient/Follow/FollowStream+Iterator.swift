@@ -13,14 +13,16 @@ extension FollowStream {
 
         private let client: CoinWatchClient
         private let options: FollowOptions
-        private let open: @Sendable (CoinWatchClient) -> RPCResponseStream<Item>
+        private let open: @Sendable (RPCClientConnection) -> RPCResponseStream<Item>
         private var step = Step.start
         /// Pauses since the last stream that delivered an element.
         private var attempt = 0
         private var streams = 0
         private var received = false
 
-        init(client: CoinWatchClient, options: FollowOptions, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Item>) {
+        init(
+            client: CoinWatchClient, options: FollowOptions, open: @escaping @Sendable (RPCClientConnection) -> RPCResponseStream<Item>
+        ) {
             self.client = client
             self.options = options
             self.open = open
@@ -51,9 +53,9 @@ extension FollowStream {
         }
 
         private mutating func connect() async -> FollowEvent<Item>? {
-            let server: (index: Int, address: String)
+            let connected: (connection: RPCClientConnection, server: Int)
             do throws(RPCError) {
-                server = try await client.connectedServer()
+                connected = try await client.connectToServer()
             } catch {
                 if Task.isCancelled { return end(nil) }
                 guard streams > 0 || options.retryFirstConnection else { return end(error) }
@@ -62,8 +64,8 @@ extension FollowStream {
             if Task.isCancelled { return end(nil) }
             streams += 1
             received = false
-            step = .read(open(client).makeAsyncIterator(), server: server.index)
-            return .state(.connected(server: server.address, stream: streams))
+            step = .read(open(connected.connection).makeAsyncIterator(), server: connected.server)
+            return .state(.connected(server: client.configuration.serverAddresses[connected.server], stream: streams))
         }
 
         private mutating func read(_ stream: inout RPCResponseStream<Item>.Iterator, server: Int) async -> FollowEvent<Item>? {

@@ -2,8 +2,8 @@ import CoinWatchRPC
 
 /// A server stream that reopens itself: the elements of each stream opened, and the follow's state changes.
 ///
-/// Each attempt connects (to the server that answered last, then the others configured, in order), opens a stream
-/// with `open`, and yields its elements. When the stream is lost (an error in `FollowOptions.retryable`, or the
+/// Each attempt connects (to the server that answered last, then the others configured, in order), starts the call
+/// on that connection (so the stream is on the server `.connected` names), and yields its elements. When the stream is lost (an error in `FollowOptions.retryable`, or the
 /// server ending it), the follow pauses (`FollowOptions.backoff`, growing until a stream delivers an element again)
 /// and tries again, starting with the next configured server. Any other error ends it with `.ended(error)`;
 /// cancelling the iterating task, or leaving the loop, ends it and cancels the current call on the server. A
@@ -18,7 +18,8 @@ public struct FollowStream<Item: Sendable>: AsyncSequence, Sendable {
 
     let client: CoinWatchClient
     let options: FollowOptions
-    let open: @Sendable (CoinWatchClient) -> RPCResponseStream<Item>
+    /// Starts the call on the connection the follow just made, so that the stream is on the server it reports.
+    let open: @Sendable (RPCClientConnection) -> RPCResponseStream<Item>
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(client: client, options: options, open: open)
