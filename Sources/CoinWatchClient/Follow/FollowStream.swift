@@ -11,7 +11,8 @@ import CoinWatchRPC
 /// `Configuration.connectTimeout` a server); while reading or pausing, at once.
 ///
 /// The work is done as the reader asks for the next event, so nothing runs ahead of a slow reader: elements wait
-/// in the current stream's buffer (`FollowOptions.bufferLimit`), and state events are never dropped. Iterate it once.
+/// in the current stream's buffer (`FollowOptions.bufferLimit`), and state events are never dropped. Each iteration
+/// is a follow of its own, with its own calls.
 public struct FollowStream<Item: Sendable>: AsyncSequence, Sendable {
     public typealias Element = FollowEvent<Item>
     public typealias Failure = Never
