@@ -340,10 +340,15 @@ let package = Package(
         .testTarget(
             name: "CoinWatchCLITests",
             dependencies: [
-                "CoinWatchCLI", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
+                "CoinWatchCLI", "CoinWatchClient", "CoinWatchCommandLine", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel",
                 "CoinWatchTestSupport",
             ],
             exclude: ["Golden"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CoinWatchClientTests",
+            dependencies: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC", "CoinWatchTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

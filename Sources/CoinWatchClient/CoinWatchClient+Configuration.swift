@@ -56,6 +56,11 @@ extension CoinWatchClient {
         /// `host:port` as given.
         public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
+        /// Every server's address, in the order of `servers`.
+        var serverAddresses: [String] {
+            [address] + otherServers.compactMap { other in (try? Self(address: other))?.address }
+        }
+
         /// Every server to try, `host:port` first, as (host, port).
         var servers: [(host: String, port: Int)] {
             [(host, port)] + otherServers.compactMap { other in

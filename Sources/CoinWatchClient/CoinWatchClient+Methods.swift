@@ -96,13 +96,19 @@ extension CoinWatchClient {
     public func streamPrices(
         symbols: [String] = [], minInterval: Duration = .zero, onlyChanges: Bool = false
     ) -> RPCResponseStream<V1.PriceUpdate> {
-        let millis = UInt32(clamping: minInterval.inMilliseconds)
-        return stream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(symbols: symbols, minIntervalMs: millis, onlyChanges: onlyChanges))
+        stream(V1.CoinWatch.streamPrices, V1.StreamPricesRequest(symbols: symbols, minInterval: minInterval, onlyChanges: onlyChanges))
     }
 
     /// The device's alerts: pending ones first, then live ones.
     public func streamAlerts(device: String) -> RPCResponseStream<V1.Alert> {
         stream(V1.CoinWatch.streamAlerts, V1.StreamAlertsRequest(deviceID: device))
+    }
+}
+
+extension V1.StreamPricesRequest {
+    /// A subscription with its interval as a `Duration` (whole milliseconds on the wire).
+    init(symbols: [String], minInterval: Duration, onlyChanges: Bool) {
+        self.init(symbols: symbols, minIntervalMs: UInt32(clamping: minInterval.inMilliseconds), onlyChanges: onlyChanges)
     }
 }
 

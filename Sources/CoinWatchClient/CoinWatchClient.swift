@@ -9,18 +9,21 @@ import Synchronization
 /// One instance holds one connection and shares it between any number of
 /// tasks; calls are multiplexed on it. The connection is made on first use and,
 /// after a drop (server restart, network, `GoAway`), remade on the next call, so
-/// long-lived services can keep one client for their whole life.
+/// long-lived services can keep one client for their whole life. A stream is not reopened by the next call; for
+/// one that resumes by itself, follow it (`followPrices`, `followAlerts`, `follow`).
 ///
 /// ```swift
 /// let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: 7878))
 /// let settings = try await client.setRule(device: "phone-1", symbol: "BTC", below: "60000", above: nil)
 /// for try await update in client.streamPrices(symbols: ["BTC"]) { print(update.symbol, update.price) }
+/// for await event in client.followPrices(symbols: ["BTC"]) { print(event) }
 /// ```
 public final class CoinWatchClient: Sendable {
     public let configuration: Configuration
     /// The client's event loop, started by the first connection attempt (see `eventLoop()`).
     private let group = Mutex<EventLoopGroup?>(nil)
-    private let current = Mutex<RPCClientConnection?>(nil)
+    /// The connection, with the index in `configuration.servers` of the server it is to.
+    private let current = Mutex<(connection: RPCClientConnection, server: Int)?>(nil)
     /// Serialises connection attempts so concurrent first calls share one connection.
     private let connecting = ConnectGate()
     /// The TLS context, made on the first connection and kept so later connections resume its sessions.
@@ -34,7 +37,7 @@ public final class CoinWatchClient: Sendable {
     }
 
     deinit {
-        current.withLock { $0?.close() }
+        current.withLock { $0?.connection.close() }
         group.withLock { $0 }?.syncShutdownGracefully()
     }
 
@@ -61,12 +64,17 @@ public final class CoinWatchClient: Sendable {
     /// this first.
     @discardableResult
     public func connect() async throws(RPCError) -> RPCClientConnection {
-        if let connection = current.withLock({ $0 }), connection.isUsable {
-            return connection
+        try await connectToServer().connection
+    }
+
+    /// `connect()`, also saying which server the connection is to: its index in `configuration.servers`.
+    func connectToServer() async throws(RPCError) -> (connection: RPCClientConnection, server: Int) {
+        if let current = current.withLock({ $0 }), current.connection.isUsable {
+            return current
         }
-        return try await connecting.run { () throws(RPCError) -> RPCClientConnection in
-            if let connection = self.current.withLock({ $0 }), connection.isUsable {
-                return connection
+        return try await connecting.run { () throws(RPCError) -> (connection: RPCClientConnection, server: Int) in
+            if let current = self.current.withLock({ $0 }), current.connection.isUsable {
+                return current
             }
             var options = RPCClientConnection.Options()
             options.clientName = self.configuration.clientName
@@ -77,14 +85,15 @@ public final class CoinWatchClient: Sendable {
             options.transform = try self.tlsTransforms()
             let servers = self.configuration.servers
             let first = self.preferred.withLock { $0 } % servers.count
-            var connection: RPCClientConnection?
+            var connected: (connection: RPCClientConnection, server: Int)?
             var failure: RPCError?
             // The server that answered last first, then the others in order.
             for offset in 0..<servers.count {
                 let index = (first + offset) % servers.count
                 do throws(RPCError) {
-                    connection = try await RPCClientConnection.connect(
+                    let made = try await RPCClientConnection.connect(
                         host: servers[index].host, port: servers[index].port, on: try self.eventLoop(), options: options)
+                    connected = (made, index)
                     self.preferred.withLock { $0 = index }
                     break
                 } catch {
@@ -93,15 +102,25 @@ public final class CoinWatchClient: Sendable {
                     failure = error
                 }
             }
-            guard let connection else {
+            guard let connected else {
                 throw failure ?? RPCError(code: .unavailable, message: "no server to connect to")
             }
             let previous = self.current.withLock { current in
-                defer { current = connection }
+                defer { current = connected }
                 return current
             }
-            previous?.close()
-            return connection
+            previous?.connection.close()
+            return connected
+        }
+    }
+
+    /// A stream on server `index` was lost: the next connection starts with the server after it, so that a follow
+    /// moves to another node at once instead of first waiting on the one that went away. Nothing changes when another
+    /// task has already moved on.
+    func avoid(server index: Int) {
+        let count = configuration.servers.count
+        preferred.withLock { preferred in
+            if preferred == index { preferred = (index + 1) % count }
         }
     }
 
@@ -130,7 +149,7 @@ public final class CoinWatchClient: Sendable {
             defer { current = nil }
             return current
         }
-        connection?.close()
+        connection?.connection.close()
     }
 
     // MARK: Generic calls

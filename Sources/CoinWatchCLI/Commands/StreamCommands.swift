@@ -18,19 +18,18 @@ enum StreamCommands {
             return (symbols, interval)
         }
         let onlyChanges = parsed.has("only-changes")
-        let open: @Sendable (CoinWatchClient) -> RPCResponseStream<V1.PriceUpdate> = { client in
-            client.streamPrices(symbols: symbols, minInterval: interval, onlyChanges: onlyChanges)
-        }
         // Reach the server before taking over the screen, so a wrong address is one plain line (exit 3).
         let session = context.session
         _ = try context.run { () throws(CLIError) in try await session.connect() }
+        let updates = session.client.followPrices(
+            symbols: symbols, minInterval: interval, onlyChanges: onlyChanges, options: .cli)
         if !context.options.json && context.terminal.isInteractive {
-            switch try Dashboard.run(context, open: open) {
+            switch try Dashboard.run(context, following: updates) {
             case .quit: return ExitStatus.ok
             case .stopped(let signal): throw CLIError.stopped(by: signal)
             }
         }
-        return try follow(context, open: open) { update in
+        return try follow(context, updates) { update in
             context.options.json ? Presenter.updateJSON(update).description : Presenter.updateLine(update)
         }
     }
@@ -53,7 +52,8 @@ enum StreamCommands {
         }
         context.err.write(Presenter.alertsWaitingText(device: device, rules: rules, inShell: context.inShell))
         do {
-            return try follow(context, open: { $0.streamAlerts(device: device) }) { alert in
+            let alerts = session.client.followAlerts(device: device, options: .cli)
+            return try follow(context, alerts) { alert in
                 context.options.json ? Presenter.alertJSON(alert).description : Presenter.alertLine(alert)
             }
         } catch {
@@ -70,17 +70,16 @@ enum StreamCommands {
     /// Prints a stream one line per item until it ends, fails, or is stopped; reconnects (saying so on
     /// stderr) when the connection is lost.
     static func follow<Element: Sendable>(
-        _ context: CommandContext, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>,
-        line: (Element) -> String
+        _ context: CommandContext, _ events: FollowStream<Element>, line: (Element) -> String
     ) throws(CLIError) -> Int32 {
         let follower = StreamFollower<Element>()
         defer { follower.stop() }
-        follower.start(session: context.session, console: context.console, open: open)
-        var reported: StreamState?
+        follower.start(events, session: context.session, console: context.console)
+        var reported: FollowState?
         var reconnecting = false
         var decoder = KeyDecoder()
         while true {
-            let (items, state) = follower.drain()
+            let (items, state, failure) = follower.drain()
             if !items.isEmpty {
                 context.out.write(items.map { line($0.element) + "\n" }.joined())
             }
@@ -88,18 +87,19 @@ enum StreamCommands {
             case .waiting(let retryAt, let attempt, let reason):
                 if state != reported {
                     let delay = Duration.milliseconds(max(0, (retryAt - .now).inMilliseconds))
+                    let reason = CLIError.connectFailureReason(reason.message)
                     context.err.line(
                         "connection lost (\(reason)); reconnecting in \(DurationText.format(delay)) (attempt \(attempt))")
                     reported = state
                 }
                 reconnecting = true
-            case .connected:
+            case .connected(let server, _):
                 if reconnecting {
-                    context.err.line("reconnected to \(context.session.address)")
+                    context.err.line("reconnected to \(server)")
                     reconnecting = false
                 }
-            case .ended(let error):
-                if let error { throw error }
+            case .ended:
+                if let failure { throw failure }
                 return ExitStatus.ok
             case .connecting:
                 break

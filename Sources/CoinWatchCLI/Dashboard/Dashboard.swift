@@ -1,6 +1,5 @@
 import CoinWatchClient
 import CoinWatchProto
-import CoinWatchRPC
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +27,7 @@ enum Dashboard {
     static let clockInterval = Duration.milliseconds(200)
 
     static func run(
-        _ context: CommandContext, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<V1.PriceUpdate>
+        _ context: CommandContext, following events: FollowStream<V1.PriceUpdate>
     ) throws(CLIError) -> Exit {
         let terminal = context.terminal
         let follower = StreamFollower<V1.PriceUpdate>()
@@ -36,7 +35,7 @@ enum Dashboard {
         let result = try terminal.withRawMode { () throws(CLIError) -> Result<Exit, CLIError> in
             terminal.write(ANSI.enterAlternateScreen + ANSI.hideCursor + ANSI.clearScreen)
             defer { terminal.write(ANSI.reset + ANSI.showCursor + ANSI.leaveAlternateScreen) }
-            follower.start(session: context.session, console: context.console, open: open)
+            follower.start(events, session: context.session, console: context.console)
             return loop(context, follower: follower)
         }
         return try result.get()
@@ -46,25 +45,23 @@ enum Dashboard {
         let terminal = context.terminal
         let color = context.color
         var model = DashboardModel(server: context.session.address, started: .now)
-        var generation = 0
+        var stream = 0
         var size = terminal.size
         var decoder = KeyDecoder()
         var lastFrame: [String] = []
         var lastDrawn = ContinuousClock.Instant.now - clockInterval
         while true {
-            let (items, state) = follower.drain()
+            let (items, state, failure) = follower.drain()
             let now = ContinuousClock.Instant.now
             for item in items {
-                while generation < item.generation {
-                    generation += 1
+                while stream < item.stream {
+                    stream += 1
                     model.streamOpened()
                 }
                 model.apply(item.element, at: now)
             }
             model.connection = state
-            if case .ended(let error) = state, let error {
-                return .failure(error)
-            }
+            if let failure { return .failure(failure) }
             var timeout = clockInterval
             if now - lastDrawn >= frameInterval {
                 let frame = DashboardView.render(model, now: now, rows: size.rows, columns: size.columns, color: color)

@@ -1,3 +1,4 @@
+import CoinWatchClient
 import CoinWatchModel
 import CoinWatchProto
 
@@ -53,7 +54,7 @@ struct DashboardModel: Sendable {
     let server: String
     let started: ContinuousClock.Instant
     private(set) var rows: [String: Row] = [:]
-    var connection = StreamState.connecting
+    var connection = FollowState.connecting
     /// Sequence numbers skipped by the server's stream (or dropped by a slow reader), summed over streams.
     private(set) var gaps: UInt64 = 0
     /// Streams opened; more than one means the watch reconnected.

@@ -1,5 +1,7 @@
+import CoinWatchClient
 import CoinWatchCore
 import CoinWatchModel
+import CoinWatchRPC
 
 /// Draws a `DashboardModel` as the lines of one screen.
 ///
@@ -109,15 +111,17 @@ enum DashboardView {
         switch model.connection {
         case .connecting:
             line.append("◌ connecting to \(model.server)…", style: ANSI.yellow)
-        case .connected:
-            line.append("● connected to \(model.server)", style: ANSI.green)
+        case .connected(let server, _):
+            // The node the stream is on, which in cluster mode need not be the first of --server.
+            line.append("● connected to \(server)", style: ANSI.green)
         case .waiting(let retryAt, let attempt, let reason):
             let remaining = max(0, nanoseconds(retryAt - now))
             let seconds = (remaining + 999_999_999) / 1_000_000_000
+            let reason = CLIError.connectFailureReason(reason.message)
             line.append("○ reconnecting in \(seconds)s… (attempt \(attempt): \(reason))", style: ANSI.yellow)
         case .ended(let error):
             if let error {
-                line.append("✕ error: \(error.message)", style: ANSI.red)
+                line.append("✕ error: \(CLIError(error).message)", style: ANSI.red)
             } else {
                 line.append("✕ stream ended", style: ANSI.red)
             }

@@ -1,37 +1,19 @@
 import CoinWatchClient
-import CoinWatchRPC
 import Synchronization
 
-/// Where a followed stream stands, as the dashboard's status line shows it.
-enum StreamState: Sendable, Hashable {
-    /// Connecting (first time or again).
-    case connecting
-    /// The stream is open.
-    case connected
-    /// The connection was lost; the next attempt starts at `retryAt` (a `ContinuousClock` instant).
-    case waiting(retryAt: ContinuousClock.Instant, attempt: Int, reason: String)
-    /// Ended for good: nil after a normal end, else the error to report.
-    case ended(CLIError?)
-}
-
-/// Follows a server stream on a task, reopening it when the connection is lost.
+/// Hands a followed stream (`CoinWatchClient.follow`) to the console's UI thread.
 ///
-/// The task stores what arrives behind a lock and wakes the console; the UI thread takes it with
-/// `drain()`. A lost connection (UNAVAILABLE, or the server ending the stream) is retried with a
-/// growing pause; any other error ends the follow, as does failing to reach the server on the very
-/// first attempt (exit 3: nothing was ever shown, so retrying silently would only hide a typo).
+/// A task iterates the follow, stores what arrives behind a lock and wakes the console; the UI thread takes it with
+/// `drain()`. Reconnecting is the library's; what is the CLI's own is that failing to reach the server on the very
+/// first attempt ends the follow (exit 3: nothing was ever shown, so retrying silently would only hide a typo).
 final class StreamFollower<Element: Sendable>: Sendable {
     private struct Shared {
-        /// Items with the generation of the stream they came on.
-        var items: [(generation: Int, element: Element)] = []
-        var state = StreamState.connecting
-        /// Bumped each time a new stream opens, so the reader can restart sequence checks.
-        var generation = 0
-    }
-
-    /// Pauses between attempts: short at first so a restarted server is picked up fast.
-    static var backoff: [Duration] {
-        [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(5)]
+        /// Items with the number of the stream they came on.
+        var items: [(stream: Int, element: Element)] = []
+        var state = FollowState.connecting
+        var stream = 0
+        /// Set once the follow has ended with an error.
+        var failure: CLIError?
     }
 
     private let shared = Mutex(Shared())
@@ -42,12 +24,12 @@ final class StreamFollower<Element: Sendable>: Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    /// Starts following; `open` makes a new stream for each attempt.
-    func start(
-        session: ClientSession, console: Console, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>
-    ) {
+    /// Starts iterating `events`, a follow made with `FollowOptions.cli` on `session`'s client.
+    func start(_ events: FollowStream<Element>, session: ClientSession, console: Console) {
         let started = Task.detached { [self] in
-            await follow(session: session, console: console, open: open)
+            for await event in events {
+                record(event, session: session, console: console)
+            }
         }
         task.withLock { $0 = started }
     }
@@ -57,77 +39,44 @@ final class StreamFollower<Element: Sendable>: Sendable {
         task.withLock { $0 }?.cancel()
     }
 
-    /// What arrived since the last call, each with the number of the stream it came on (1 for the
-    /// first, +1 for each reconnection), and the current state.
+    /// What arrived since the last call, each with the number of the stream it came on (1 for the first, +1 for
+    /// each reconnection), the current state and, once it has ended with one, the error to exit with.
     ///
-    /// When the reader falls more than `bufferLimit` items behind, the oldest are dropped; for price
-    /// streams that shows as a gap in the sequence numbers, which the dashboard reports.
-    func drain() -> (items: [(generation: Int, element: Element)], state: StreamState) {
+    /// When the reader falls more than `bufferLimit` items behind, the oldest are dropped; for price streams that
+    /// shows as a gap in the sequence numbers, which the dashboard reports.
+    func drain() -> (items: [(stream: Int, element: Element)], state: FollowState, failure: CLIError?) {
         shared.withLock { shared in
             defer { shared.items.removeAll(keepingCapacity: true) }
-            return (shared.items, shared.state)
+            return (shared.items, shared.state, shared.failure)
         }
     }
 
-    private func set(_ state: StreamState, console: Console) {
-        shared.withLock { $0.state = state }
-        console.wake()
-    }
-
-    private func follow(
-        session: ClientSession, console: Console, open: @escaping @Sendable (CoinWatchClient) -> RPCResponseStream<Element>
-    ) async {
-        var attempt = 0
-        var everConnected = false
-        while !Task.isCancelled {
-            set(.connecting, console: console)
-            var reason: String
-            do {
-                try await session.client.connect()
-            } catch {
-                guard everConnected else {
-                    return set(.ended(.unreachable(address: session.address, error)), console: console)
+    private func record(_ event: FollowEvent<Element>, session: ClientSession, console: Console) {
+        let wake = shared.withLock { shared -> Bool in
+            switch event {
+            case .element(let element):
+                if shared.items.count >= bufferLimit { shared.items.removeFirst() }
+                shared.items.append((shared.stream, element))
+                // One wake-up per batch: the reader takes everything queued when it wakes.
+                return shared.items.count == 1
+            case .state(let state):
+                if case .connected(_, let stream) = state { shared.stream = stream }
+                if case .ended(let error?) = state {
+                    shared.failure = shared.stream == 0 ? .unreachable(address: session.address, error) : CLIError(error)
                 }
-                reason = CLIError.connectFailureReason(error.message)
-                await pause(attempt: &attempt, reason: reason, console: console)
-                continue
+                shared.state = state
+                return true
             }
-            everConnected = true
-            shared.withLock { $0.generation += 1 }
-            set(.connected, console: console)
-            do {
-                var received = false
-                for try await item in open(session.client) {
-                    if !received {
-                        received = true
-                        attempt = 0
-                    }
-                    let first = shared.withLock { shared in
-                        if shared.items.count >= bufferLimit { shared.items.removeFirst() }
-                        shared.items.append((shared.generation, item))
-                        return shared.items.count == 1
-                    }
-                    // One wake-up per batch: the reader takes everything queued when it wakes.
-                    if first { console.wake() }
-                }
-                reason = "the server ended the stream"
-            } catch let error as RPCError {
-                guard error.code == .unavailable else { return set(.ended(CLIError(error)), console: console) }
-                reason = error.message
-            } catch {
-                if Task.isCancelled { break }
-                return set(.ended(CLIError(code: .rpc, message: "\(error)")), console: console)
-            }
-            if Task.isCancelled { break }
-            await pause(attempt: &attempt, reason: reason, console: console)
         }
-        set(.ended(nil), console: console)
+        if wake { console.wake() }
     }
+}
 
-    private func pause(attempt: inout Int, reason: String, console: Console) async {
-        let pause = Self.backoff[min(attempt, Self.backoff.count - 1)]
-        attempt += 1
-        set(.waiting(retryAt: .now + pause, attempt: attempt, reason: reason), console: console)
-        try? await Task.sleep(for: pause)
+extension FollowOptions {
+    /// How the CLI follows: as the library does, except that a server that cannot be reached at first ends it.
+    static var cli: FollowOptions {
+        var options = FollowOptions()
+        options.retryFirstConnection = false
+        return options
     }
 }

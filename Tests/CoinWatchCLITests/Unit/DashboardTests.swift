@@ -1,6 +1,8 @@
 @testable import CoinWatchCLI
+import CoinWatchClient
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchRPC
 import Testing
 
 @Suite("Dashboard pieces")
@@ -88,7 +90,7 @@ struct DashboardTests {
         model.apply(update("ETH", "3000.5", 2), at: start)
         model.apply(update("BTC", "64250.5", 3), at: start + .seconds(1))
         model.apply(update("ETH", "2990", 4), at: start + .seconds(1))
-        model.connection = .connected
+        model.connection = .connected(server: "127.0.0.1:7878", stream: 1)
         return model
     }
 
@@ -177,10 +179,11 @@ struct DashboardTests {
     func status() {
         let start = ContinuousClock.now
         var model = sampleModel(start)
-        model.connection = .waiting(retryAt: start + .milliseconds(1500), attempt: 2, reason: "connection refused")
+        model.connection = .waiting(retryAt: start + .milliseconds(1500), attempt: 2, reason: RPCError(
+            code: .unavailable, message: "cannot connect to 127.0.0.1:7878: connect failed: Connection refused (errno 111)"))
         #expect(DashboardView.statusLine(model, now: start).plain
             == "○ reconnecting in 2s… (attempt 2: connection refused) · gaps 0 · q quit")
-        model.connection = .ended(CLIError(code: .rpc, message: "INVALID_ARGUMENT: bad symbol"))
+        model.connection = .ended(RPCError(code: .invalidArgument, message: "bad symbol"))
         #expect(DashboardView.statusLine(model, now: start).plain.hasPrefix("✕ error: INVALID_ARGUMENT: bad symbol"))
     }
 
