@@ -133,6 +133,23 @@ struct Daemon {
         rpc.admission = authorizer.connections
         let methods = authorizer.guardingStreams(
             Self.methods(of: service, adding: AdminMethods(credentials: credentials).methods))
+        // Signals are watched before the port opens: a SIGTERM sent as soon as "listening on" is logged (or while
+        // the server starts) gets a graceful shutdown, not the default action's abrupt end in the moment between.
+        let reloadable = tls
+        let signals = SignalWatcher(logger: logger) {
+            guard let tls = reloadable else {
+                logger.info("SIGHUP: no TLS certificate to reload")
+                return
+            }
+            do throws(TLSError) {
+                try tls.reload()
+                logger.notice("reloaded the TLS certificate and key for new connections", [
+                    "cert": tls.configuration.certificateChainFile ?? "",
+                ])
+            } catch {
+                logger.error("kept the previous TLS certificate: the new one cannot be used", ["reason": error.description])
+            }
+        }
         let server: RPCServer
         do {
             server = try RPCServer(configuration: rpc, methods: methods, authorizer: authorizer, logger: logger.labeled("rpc"))
@@ -162,21 +179,6 @@ struct Daemon {
                 ])
             } else {
                 logger.info("listening on \(address)", ["tls": security])
-            }
-        }
-        let reloadable = tls
-        let signals = SignalWatcher(logger: logger) {
-            guard let tls = reloadable else {
-                logger.info("SIGHUP: no TLS certificate to reload")
-                return
-            }
-            do throws(TLSError) {
-                try tls.reload()
-                logger.notice("reloaded the TLS certificate and key for new connections", [
-                    "cert": tls.configuration.certificateChainFile ?? "",
-                ])
-            } catch {
-                logger.error("kept the previous TLS certificate: the new one cannot be used", ["reason": error.description])
             }
         }
         signals.wait()
