@@ -7,13 +7,18 @@ extension JSONReader {
     public struct Options: Sendable, Hashable {
         public var strictness: Strictness
 
-        /// A value standing inside more than this many arrays and objects is refused (`JSONSyntaxError.tooDeep`),
+        /// A value standing inside more than this many arrays and objects is refused (code `tooDeep`),
         /// whether it is read or skipped. An empty array or object holds no value, so it may stand one level
         /// deeper.
         public var maxDepth: Int
 
+        @inlinable
+        init(strictness: Strictness, maxDepth: Int) { (self.strictness, self.maxDepth) = (strictness, maxDepth) }
+
+        @inlinable
         public static func strict(maxDepth: Int) -> Options { Options(strictness: .strict, maxDepth: maxDepth) }
 
+        @inlinable
         public static func lenient(maxDepth: Int) -> Options { Options(strictness: .lenient, maxDepth: maxDepth) }
     }
 

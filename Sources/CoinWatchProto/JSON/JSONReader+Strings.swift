@@ -84,6 +84,6 @@ extension JSONReader {
     @usableFromInline
     func checkUTF8(from begin: Int, to end: Int) throws(JSONSyntaxError) {
         guard let problem = UTF8Check.firstProblem(bytes, from: begin, to: end) else { return }
-        throw JSONSyntaxError(code: .syntax, offset: begin + problem.offset, reason: "invalid UTF-8")
+        throw JSONSyntaxError(offset: begin + problem.offset, reason: "invalid UTF-8", isTooDeep: false)
     }
 }

@@ -31,22 +31,21 @@ extension JSONReader {
     }
 
     /// An object or array inside a document, checked already, to read again.
+    ///
+    /// It keeps no rules: whatever rules it was read by, it passed them, so reading it again leniently and without
+    /// a depth limit reads it the same. (Keeping them would make every token larger, and tokens are what a venue's
+    /// reader copies about.)
     public struct Nested {
         /// From its opening to its closing bracket.
         public let bytes: UnsafeRawBufferPointer
         public let depth: Int
-        public let options: Options
 
         @inlinable
-        init(bytes: UnsafeRawBufferPointer, depth: Int, options: Options) {
-            self.bytes = bytes
-            self.depth = depth
-            self.options = options
-        }
+        init(bytes: UnsafeRawBufferPointer, depth: Int) { (self.bytes, self.depth) = (bytes, depth) }
 
-        /// A reader at its opening bracket, under the rules it was read by.
+        /// A reader at its opening bracket.
         @inlinable
-        public func reader() -> JSONReader { JSONReader(bytes, options: options, depth: depth) }
+        public func reader() -> JSONReader { JSONReader(bytes, options: .lenient(maxDepth: .max), depth: depth) }
     }
 
     /// A string (or key) as it stands in a document: the bytes between its quotes.
@@ -56,10 +55,7 @@ extension JSONReader {
         public let escaped: Bool
 
         @inlinable
-        init(bytes: UnsafeRawBufferPointer, escaped: Bool) {
-            self.bytes = bytes
-            self.escaped = escaped
-        }
+        init(bytes: UnsafeRawBufferPointer, escaped: Bool) { (self.bytes, self.escaped) = (bytes, escaped) }
 
         @inlinable
         public var string: String { escaped ? decoded() : String(decoding: bytes, as: UTF8.self) }

@@ -52,8 +52,8 @@ public struct JSONReader {
 
     /// An error at the cursor. (Not inlined: only failures build one.)
     @usableFromInline
-    func error(_ reason: String, code: JSONDecodingError.Code = .syntax) -> JSONSyntaxError {
-        JSONSyntaxError(code: code, offset: position, reason: reason)
+    func error(_ reason: String, tooDeep: Bool = false) -> JSONSyntaxError {
+        JSONSyntaxError(offset: position, reason: reason, isTooDeep: tooDeep)
     }
 
     /// The byte at the cursor; nil at the end.
@@ -80,7 +80,7 @@ public struct JSONReader {
 
     @usableFromInline
     func tooDeep() -> JSONSyntaxError {
-        error("nested deeper than \(options.maxDepth) levels", code: .tooDeep)
+        error("nested deeper than \(options.maxDepth) levels", tooDeep: true)
     }
 
     /// Reads the value at the cursor. An object's members go to `body` in order, each with its key; `body` must
@@ -92,17 +92,29 @@ public struct JSONReader {
         _ body: (inout JSONReader, Text) throws(JSONSyntaxError) -> Void
     ) throws(JSONSyntaxError) -> Token {
         guard try start() == UInt8(ascii: "{") else { return try token() }
-        return .object(
-            try container(closedBy: UInt8(ascii: "}"), "expected ',' or '}' in an object") {
-                (reader) throws(JSONSyntaxError) in
-                guard reader.current == UInt8(ascii: "\"") else { throw reader.error("expected a quoted key") }
-                let key = try reader.string()
-                reader.skipWhitespace()
-                guard reader.current == UInt8(ascii: ":") else { throw reader.error("expected ':' after a key") }
-                reader.position += 1
-                reader.skipWhitespace()
-                try body(&reader, key)
-            })
+        let begin = position
+        position += 1
+        level += 1
+        skipWhitespace()
+        if current != UInt8(ascii: "}") {
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
+                let key = try string()
+                skipWhitespace()
+                guard current == UInt8(ascii: ":") else { throw error("expected ':' after a key") }
+                position += 1
+                skipWhitespace()
+                try body(&self, key)
+                skipWhitespace()
+                guard current == UInt8(ascii: ",") else { break }
+                position += 1
+            }
+            guard current == UInt8(ascii: "}") else { throw error("expected ',' or '}' in an object") }
+        }
+        position += 1
+        level -= 1
+        return .object(nested(from: begin))
     }
 
     /// Reads the value at the cursor. An array's elements go to `body` in order, each with its position; `body`
@@ -112,39 +124,26 @@ public struct JSONReader {
     public mutating func array(
         _ body: (inout JSONReader, Int) throws(JSONSyntaxError) -> Void
     ) throws(JSONSyntaxError) -> Token {
-        var element = 0
         guard try start() == UInt8(ascii: "[") else { return try token() }
-        return .array(
-            try container(closedBy: UInt8(ascii: "]"), "expected ',' or ']' in an array") {
-                (reader) throws(JSONSyntaxError) in
-                try body(&reader, element)
-                element += 1
-            })
-    }
-
-    /// An object or array at the cursor (its opening bracket), its entries one level deeper, separated by commas:
-    /// `entry` reads each from its first byte.
-    @inlinable
-    mutating func container(
-        closedBy close: UInt8, _ expected: String, _ entry: (inout JSONReader) throws(JSONSyntaxError) -> Void
-    ) throws(JSONSyntaxError) -> Nested {
         let begin = position
         position += 1
         level += 1
         skipWhitespace()
-        if current != close {
+        if current != UInt8(ascii: "]") {
+            var element = 0
             while true {
                 skipWhitespace()
-                try entry(&self)
+                try body(&self, element)
+                element += 1
                 skipWhitespace()
                 guard current == UInt8(ascii: ",") else { break }
                 position += 1
             }
-            guard current == close else { throw error(expected) }
+            guard current == UInt8(ascii: "]") else { throw error("expected ',' or ']' in an array") }
         }
         position += 1
         level -= 1
-        return nested(from: begin)
+        return .array(nested(from: begin))
     }
 
     /// Skips the value at the cursor, checking all of it.
@@ -187,7 +186,7 @@ public struct JSONReader {
     /// The bytes from `begin` to the cursor, as a value to read again at the depth it was found at.
     @inlinable
     func nested(from begin: Int) -> Nested {
-        Nested(bytes: UnsafeRawBufferPointer(rebasing: bytes[begin..<position]), depth: level, options: options)
+        Nested(bytes: UnsafeRawBufferPointer(rebasing: bytes[begin..<position]), depth: level)
     }
 
     @inlinable
