@@ -172,8 +172,8 @@ let package = Package(
         .target(
             name: "CoinWatchFeeds",
             dependencies: [
-                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchLogging", "CoinWatchTLS", "CoinWatchCore",
-                "CoinWatchMetrics",
+                "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS",
+                "CoinWatchCore", "CoinWatchMetrics",
             ],
             swiftSettings: swiftSettings
         ),
@@ -417,7 +417,7 @@ if Context.environment["COINWATCH_FUZZ"] != nil {
         ),
         .executableTarget(
             name: "FuzzVenues",
-            dependencies: ["CoinWatchFeeds", "CoinWatchModel"],
+            dependencies: ["CoinWatchFeeds", "CoinWatchModel", "CoinWatchProto"],
             path: "Fuzz/FuzzVenues",
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 @testable import CoinWatchFeeds
 import CoinWatchModel
+import CoinWatchProto
 
 /// libFuzzer target: every venue's message reader, and the JSON reader under them.
 ///
@@ -36,7 +37,7 @@ public func fuzzVenuesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
             let read = Result { () throws(VenueParseError) in try adapter.read(bytes, &context) }
             guard read == first else { fatalError("\(adapter.name) read differently with instruments subscribed") }
         }
-        switch Result(catching: { () throws(TradeJSON.SyntaxError) in try TradeJSON.Reader.validate(bytes) }) {
+        switch Result(catching: { () throws(JSONSyntaxError) in try TradeJSON.validate(bytes) }) {
         case .failure(let error):
             guard first == .failure(VenueParseError(error.description)) else {
                 fatalError("\(adapter.name) did not refuse invalid JSON as the JSON reader does: \(error)")

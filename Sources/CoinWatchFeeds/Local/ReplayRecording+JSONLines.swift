@@ -1,4 +1,5 @@
 import CoinWatchModel
+import CoinWatchProto
 
 extension ReplayRecording {
     /// The formats a JSON-lines recording may mix, tried in this order; each adapter claims only its own shape.
@@ -71,8 +72,8 @@ extension ReplayRecording {
     /// Whether a line (an object, read already) has one of `venueMessageKeys`.
     private static func hasVenueKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var found = false
-        _ = try? TradeJSON.Reader.read(bytes) { (reader) throws(TradeJSON.SyntaxError) in
-            try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+        _ = try? TradeJSON.read(bytes) { (reader) throws(JSONSyntaxError) in
+            try reader.object { (reader, key) throws(JSONSyntaxError) in
                 if venueMessageKeys.contains(key.string) { found = true }
                 try reader.skip()
             }

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Binance spot trade streams (developers.binance.com, "WebSocket Streams").
 ///
 /// - Endpoint: `wss://stream.binance.com:9443/stream`, the combined-stream path, so every event arrives wrapped as
@@ -26,16 +28,16 @@ public struct BinanceVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
-        var stream, data, error, id, result: TradeJSON.Token?
+        var stream, data, error, id, result: JSONReader.Token?
         // A combined stream's event is in "data"; a plain stream's is the message itself.
         var inner = Event()
         var outer = Event()
-        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+        let object = try VenueFields.object(message) { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "stream": stream = try reader.token()
             case "data":
                 inner = Event()
-                data = try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+                data = try reader.object { (reader, key) throws(JSONSyntaxError) in
                     guard try inner.take(key, &reader) else { return try reader.skip() }
                 }
             case "error": error = try reader.token()
@@ -67,12 +69,12 @@ public struct BinanceVenue: VenueAdapter {
 
     /// The fields of a trade event that are read (`e`, the event type, and the trade's).
     private struct Event {
-        var e, s, p, T, E, t, a: TradeJSON.Token?
+        var e, s, p, T, E, t, a: JSONReader.Token?
 
         /// Takes the value of `key` when it is one of the fields.
         mutating func take(
-            _ key: TradeJSON.Text, _ reader: inout TradeJSON.Reader
-        ) throws(TradeJSON.SyntaxError) -> Bool {
+            _ key: JSONReader.Text, _ reader: inout JSONReader
+        ) throws(JSONSyntaxError) -> Bool {
             switch key {
             case "e": e = try reader.token()
             case "s": s = try reader.token()
@@ -87,7 +89,7 @@ public struct BinanceVenue: VenueAdapter {
         }
 
         func message(
-            _ object: TradeJSON.Nested, _ context: inout VenueReadContext
+            _ object: JSONReader.Nested, _ context: inout VenueReadContext
         ) throws(VenueParseError) -> VenueMessage {
             guard let type = e?.text else { return .unknown(VenueFields.describe(object)) }
             switch type {

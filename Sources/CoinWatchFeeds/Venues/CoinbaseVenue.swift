@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Coinbase Exchange market data (docs.cdp.coinbase.com/exchange/websocket-feed).
 ///
 /// - Endpoint: `wss://ws-feed.exchange.coinbase.com`.
@@ -34,8 +36,8 @@ public struct CoinbaseVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
-        var type, product, price, time, tradeID, sequence, lastTradeID, text, reason: TradeJSON.Token?
-        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+        var type, product, price, time, tradeID, sequence, lastTradeID, text, reason: JSONReader.Token?
+        let object = try VenueFields.object(message) { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "type": type = try reader.token()
             case "product_id": product = try reader.token()

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Finnhub trades (finnhub.io/docs/api/websocket-trades).
 ///
 /// - Endpoint: `wss://ws.finnhub.io?token=TOKEN`; the token comes from `--finnhub-token` or
@@ -45,18 +47,18 @@ public struct FinnhubVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
-        var type: TradeJSON.Token?
-        var text: TradeJSON.Token?
+        var type: JSONReader.Token?
+        var text: JSONReader.Token?
         var data = VenueBatch<Items>()
         let instruments = context.instruments
-        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+        let object = try VenueFields.object(message) { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "type": type = try reader.token()
             case "msg": text = try reader.token()
             case "data":
                 // Only trade messages carry data: read it as trades unless the message named another type.
                 let trades = type == nil || type?.text.map { $0 == "trade" } == true
-                try data.read(&reader, &context, as: trades ? .trades : nil) { (reader) throws(TradeJSON.SyntaxError) in
+                try data.read(&reader, &context, as: trades ? .trades : nil) { (reader) throws(JSONSyntaxError) in
                     try Self.trade(&reader, instruments)
                 }
             default: try reader.skip()
@@ -66,7 +68,7 @@ public struct FinnhubVenue: VenueAdapter {
         switch type {
         case "trade":
             return try data.trades(as: .trades, &context, missing: "a trade message needs a \"data\" array") {
-                (reader) throws(TradeJSON.SyntaxError) in try Self.trade(&reader, instruments)
+                (reader) throws(JSONSyntaxError) in try Self.trade(&reader, instruments)
             }
         case "ping":
             return .heartbeat([])
@@ -85,10 +87,10 @@ public struct FinnhubVenue: VenueAdapter {
 
     /// One item of a trade batch: `{"p":7296.89,"s":"BINANCE:BTCUSDT","t":1575526691134,"v":0.011467}`.
     private static func trade(
-        _ reader: inout TradeJSON.Reader, _ instruments: VenueInstruments
-    ) throws(TradeJSON.SyntaxError) -> Result<VenueTrade, VenueParseError> {
-        var s, p, t: TradeJSON.Token?
-        try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+        _ reader: inout JSONReader, _ instruments: VenueInstruments
+    ) throws(JSONSyntaxError) -> Result<VenueTrade, VenueParseError> {
+        var s, p, t: JSONReader.Token?
+        try reader.object { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "s": s = try reader.token()
             case "p": p = try reader.token()

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// Kraken spot WebSocket v2 (docs.kraken.com/api/docs/websocket-v2).
 ///
 /// - Endpoint: `wss://ws.kraken.com/v2`.
@@ -36,10 +38,10 @@ public struct KrakenVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
-        var method, success, error, result, channel: TradeJSON.Token?
+        var method, success, error, result, channel: JSONReader.Token?
         var data = VenueBatch<Channel>()
         let instruments = context.instruments
-        let object = try VenueFields.object(message) { (reader, key) throws(TradeJSON.SyntaxError) in
+        let object = try VenueFields.object(message) { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "method": method = try reader.token()
             case "success": success = try reader.token()
@@ -50,7 +52,7 @@ public struct KrakenVenue: VenueAdapter {
                 // Read as the items of the channel named so far (none, when it names another), or else of the
                 // channel subscribed to.
                 let items = channel == nil ? self.channel : Self.channel(channel)
-                try data.read(&reader, &context, as: items) { (reader) throws(TradeJSON.SyntaxError) in
+                try data.read(&reader, &context, as: items) { (reader) throws(JSONSyntaxError) in
                     try Self.trade(&reader, as: items ?? .trade, instruments)
                 }
             default: try reader.skip()
@@ -79,7 +81,7 @@ public struct KrakenVenue: VenueAdapter {
             let items = Self.channel(channel) ?? .trade
             let missing = items == .trade
                 ? "a trade message needs a \"data\" array" : "a ticker message needs a \"data\" array"
-            return try data.trades(as: items, &context, missing: missing) { (reader) throws(TradeJSON.SyntaxError) in
+            return try data.trades(as: items, &context, missing: missing) { (reader) throws(JSONSyntaxError) in
                 try Self.trade(&reader, as: items, instruments)
             }
         default:
@@ -88,7 +90,7 @@ public struct KrakenVenue: VenueAdapter {
     }
 
     /// The channel a message's `channel` names, when it is one whose data are prices.
-    private static func channel(_ value: TradeJSON.Token?) -> Channel? {
+    private static func channel(_ value: JSONReader.Token?) -> Channel? {
         switch value?.text {
         case "trade"?: .trade
         case "ticker"?: .ticker
@@ -99,10 +101,10 @@ public struct KrakenVenue: VenueAdapter {
     /// One item of a `data` array: a trade (`symbol`, `price`, `timestamp`, `trade_id`), or a ticker (`symbol`,
     /// `last`, `timestamp`).
     private static func trade(
-        _ reader: inout TradeJSON.Reader, as channel: Channel, _ instruments: VenueInstruments
-    ) throws(TradeJSON.SyntaxError) -> Result<VenueTrade, VenueParseError> {
-        var symbol, price, last, timestamp, tradeID: TradeJSON.Token?
-        try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+        _ reader: inout JSONReader, as channel: Channel, _ instruments: VenueInstruments
+    ) throws(JSONSyntaxError) -> Result<VenueTrade, VenueParseError> {
+        var symbol, price, last, timestamp, tradeID: JSONReader.Token?
+        try reader.object { (reader, key) throws(JSONSyntaxError) in
             switch key {
             case "symbol": symbol = try reader.token()
             case "price": price = try reader.token()

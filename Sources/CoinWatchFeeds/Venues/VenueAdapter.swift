@@ -18,7 +18,7 @@ public struct VenueLiveness: Sendable, Hashable {
 /// and on a live connection. Each venue is one file. An adapter throws only for a message of its own format that it
 /// cannot read; a message of another shape is `.unknown`, which is how a replay tells the formats apart.
 ///
-/// A message is read in one pass over its bytes with `TradeJSON.Reader`, taking the fields the venue needs and
+/// A message is read in one pass over its bytes with `JSONReader`, taking the fields the venue needs and
 /// skipping (while checking) the rest, and a syntax error anywhere refuses it before anything else is said about
 /// it. Keys may come in any order and the last of a repeated key counts, so an adapter keeps the values it may
 /// need and decides what the message is at its end.

@@ -1,3 +1,5 @@
+import CoinWatchProto
+
 /// A message's `data` array of trades (Finnhub's, Kraken's), read in the same pass as the rest of the message.
 ///
 /// Keys come in any order, so when `data` is reached the message's type may not be known yet. The array is then
@@ -5,13 +7,13 @@
 /// when the message's type turns out to want other items, or none were read, `trades` reads the array again. A
 /// repeated `data` key replaces the earlier one, as every repeated key does.
 struct VenueBatch<Kind: Equatable> {
-    typealias Reader = TradeJSON.Reader
-    typealias SyntaxError = TradeJSON.SyntaxError
+    typealias Reader = JSONReader
+    typealias SyntaxError = JSONSyntaxError
     /// Reads one item: its trade, or why it cannot be used. Only a syntax error is thrown.
     typealias Item = (inout Reader) throws(SyntaxError) -> Result<VenueTrade, VenueParseError>
 
     /// The last `data` value.
-    private(set) var value: TradeJSON.Token?
+    private(set) var value: JSONReader.Token?
     /// What its items were read as, when they were.
     private var readAs: Kind?
 
@@ -44,7 +46,7 @@ struct VenueBatch<Kind: Equatable> {
 
     private static func items(
         _ reader: inout Reader, _ context: inout VenueReadContext, _ item: Item
-    ) throws(SyntaxError) -> TradeJSON.Token {
+    ) throws(SyntaxError) -> JSONReader.Token {
         context.startTrades()
         return try reader.array { (reader, position) throws(SyntaxError) in
             switch try item(&reader) {

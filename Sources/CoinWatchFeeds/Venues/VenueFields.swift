@@ -1,23 +1,24 @@
 import CoinWatchCore
 import CoinWatchModel
+import CoinWatchProto
 
-/// Field readers shared by the adapters, over the values a `TradeJSON.Reader` hands out (nil for a field the
+/// Field readers shared by the adapters, over the values a `JSONReader` hands out (nil for a field the
 /// message does not have). A trade's fields (price, instrument, numbers, times) are read from the message's bytes:
 /// only an error, a string with an escape or an instrument not subscribed to makes a `String`.
 enum VenueFields {
-    typealias Token = TradeJSON.Token
-    typealias Reader = TradeJSON.Reader
-    typealias SyntaxError = TradeJSON.SyntaxError
+    typealias Token = JSONReader.Token
+    typealias Reader = JSONReader
+    typealias SyntaxError = JSONSyntaxError
 
     /// Reads a whole message that must be a JSON object: `member` gets each of its members (and must read or
     /// skip the value). A syntax error anywhere in the message comes first, so readers throw nothing else until
     /// the message has been read to its end. Returns the object, for `describe`.
     static func object(
-        _ message: UnsafeRawBufferPointer, _ member: (inout Reader, TradeJSON.Text) throws(SyntaxError) -> Void
-    ) throws(VenueParseError) -> TradeJSON.Nested {
+        _ message: UnsafeRawBufferPointer, _ member: (inout Reader, JSONReader.Text) throws(SyntaxError) -> Void
+    ) throws(VenueParseError) -> JSONReader.Nested {
         let token: Token
         do {
-            token = try Reader.read(message) { (reader) throws(SyntaxError) in try reader.object(member) }
+            token = try TradeJSON.read(message) { (reader) throws(SyntaxError) in try reader.object(member) }
         } catch {
             throw VenueParseError(error.description)
         }
@@ -96,7 +97,7 @@ enum VenueFields {
     }
 
     /// A short description of an unexpected message, for a log line (never the whole message).
-    static func describe(_ object: TradeJSON.Nested) -> String {
+    static func describe(_ object: JSONReader.Nested) -> String {
         var reader = object.reader()
         var keys: [String] = []
         var count = 0

@@ -28,7 +28,8 @@ public struct JSONDecodingOptions: Sendable, Hashable {
     /// The most bytes a document may have.
     public var maxBytes: Int
 
-    /// How deep arrays and objects may nest (ignored members included).
+    /// How deep values may nest: one inside more arrays and objects than this is refused (ignored members
+    /// included; see `JSONReader.Options.maxDepth`).
     public var maxDepth: Int
 
     public init(
@@ -52,7 +53,7 @@ extension JSONMessage {
             )
         }
         do {
-            let value = try JSONParser.parse(bytes, maxDepth: options.maxDepth)
+            let value = try JSONValue(parsing: bytes, options: .strict(maxDepth: options.maxDepth))
             try self.init(jsonValue: value, options: options)
         } catch {
             var located = error

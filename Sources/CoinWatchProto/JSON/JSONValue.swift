@@ -1,4 +1,4 @@
-/// A parsed JSON document.
+/// A parsed JSON document (built from `JSONReader`'s tokens by `init(parsing:options:)`).
 ///
 /// Numbers keep the text they were written with, so an integer such as `"18446744073709551615"` or a mantissa
 /// reaches its field digit for digit and no value ever passes through a binary float. Object members keep their
@@ -37,12 +37,6 @@ public struct JSONMember: Sendable, Hashable {
 }
 
 extension JSONValue {
-    /// Parses one untrusted JSON document (RFC 8259, UTF-8), numbers kept as text; for JSON that is not a
-    /// message (a feed's trade line, say), so every JSON reader of the project is this one.
-    public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = 64) throws(JSONDecodingError) {
-        self = try JSONParser.parse(bytes, maxDepth: maxDepth)
-    }
-
     /// The value of the last member named `key` of an object; nil for other values or a missing key.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }

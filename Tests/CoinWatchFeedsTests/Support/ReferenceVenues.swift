@@ -1,5 +1,6 @@
 import CoinWatchCore
 import CoinWatchModel
+import CoinWatchProto
 @testable import CoinWatchFeeds
 
 // How the venues read a message before the pull reader: a tree of the whole message first, then lookups in it.

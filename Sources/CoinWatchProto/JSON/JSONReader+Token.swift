@@ -1,6 +1,6 @@
-extension TradeJSON {
-    /// A value as it stands in a message, pointing into the message's bytes (valid as long as they are).
-    enum Token {
+extension JSONReader {
+    /// A value as it stands in a document, pointing into the document's bytes (valid as long as they are).
+    public enum Token {
         case string(Text)
         /// The number exactly as written.
         case number(UnsafeRawBufferPointer)
@@ -9,14 +9,16 @@ extension TradeJSON {
         case object(Nested)
         case array(Nested)
 
-        var text: Text? {
+        @inlinable
+        public var text: Text? {
             if case .string(let text) = self { return text }
             return nil
         }
 
         /// Calls `body` with the bytes of a number, or of a string holding one (exchanges quote prices both ways);
         /// nil for any other value.
-        func withNumberText<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        @inlinable
+        public func withNumberText<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
             switch self {
             case .number(let bytes): body(bytes)
             case .string(let text): text.withUTF8(body)
@@ -25,37 +27,53 @@ extension TradeJSON {
         }
 
         /// The text of a number, or of a string holding one: for messages that quote it.
-        var numberText: String? { withNumberText { String(decoding: $0, as: UTF8.self) } }
+        public var numberText: String? { withNumberText { String(decoding: $0, as: UTF8.self) } }
     }
 
-    /// An object or array inside a message, checked already, to read again.
-    struct Nested {
+    /// An object or array inside a document, checked already, to read again.
+    ///
+    /// It keeps no rules: whatever rules it was read by, it passed them, so reading it again leniently and without
+    /// a depth limit reads it the same. (Keeping them would make every token larger, and tokens are what a venue's
+    /// reader copies about.)
+    public struct Nested {
         /// From its opening to its closing bracket.
-        let bytes: UnsafeRawBufferPointer
-        let depth: Int
+        public let bytes: UnsafeRawBufferPointer
+        public let depth: Int
 
-        func reader() -> Reader { Reader(bytes, depth: depth) }
+        @inlinable
+        init(bytes: UnsafeRawBufferPointer, depth: Int) { (self.bytes, self.depth) = (bytes, depth) }
+
+        /// A reader at its opening bracket.
+        @inlinable
+        public func reader() -> JSONReader { JSONReader(bytes, options: .lenient(maxDepth: .max), depth: depth) }
     }
 
-    /// A string (or key) as it stands in a message: the bytes between its quotes.
-    struct Text {
-        let bytes: UnsafeRawBufferPointer
+    /// A string (or key) as it stands in a document: the bytes between its quotes.
+    public struct Text {
+        public let bytes: UnsafeRawBufferPointer
         /// Whether the bytes hold an escape, so that the string's text differs from them.
-        let escaped: Bool
+        public let escaped: Bool
 
-        var string: String { escaped ? decoded() : String(decoding: bytes, as: UTF8.self) }
+        @inlinable
+        init(bytes: UnsafeRawBufferPointer, escaped: Bool) { (self.bytes, self.escaped) = (bytes, escaped) }
 
-        var isEmpty: Bool { bytes.isEmpty }
+        @inlinable
+        public var string: String { escaped ? decoded() : String(decoding: bytes, as: UTF8.self) }
+
+        @inlinable
+        public var isEmpty: Bool { bytes.isEmpty }
 
         /// Calls `body` with the string's UTF-8: its bytes as they stand, or (with an escape) its decoded text.
-        func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        @inlinable
+        public func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
             guard escaped else { return body(bytes) }
             var text = decoded()
             return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
         }
 
         /// Whether the string is `word`: compared as bytes, without making a `String` unless it holds an escape.
-        static func == (text: Text, word: StaticString) -> Bool {
+        @inlinable
+        public static func == (text: Text, word: StaticString) -> Bool {
             guard !text.escaped else { return text.decoded() == word.description }
             return word.withUTF8Buffer { expected in
                 guard expected.count == text.bytes.count else { return false }
@@ -67,7 +85,8 @@ extension TradeJSON {
         }
 
         /// So that keys and values can be switched over: `case "trade":`.
-        static func ~= (word: StaticString, text: Text) -> Bool { text == word }
+        @inlinable
+        public static func ~= (word: StaticString, text: Text) -> Bool { text == word }
 
         static func hexValue(_ byte: UInt8) -> UInt32? {
             switch byte {
@@ -79,9 +98,10 @@ extension TradeJSON {
         }
 
         /// The text of a string with escapes (checked by the reader already). A `\u` escape of an unpaired
-        /// surrogate becomes U+FFFD; a high surrogate followed by another `\u` escape takes that escape as its low
-        /// half, and both become U+FFFD when it is not one.
-        private func decoded() -> String {
+        /// surrogate becomes U+FFFD (only a lenient reader lets one through); a high surrogate followed by another
+        /// `\u` escape takes that escape as its low half, and both become U+FFFD when it is not one.
+        @usableFromInline
+        func decoded() -> String {
             var utf8: [UInt8] = []
             utf8.reserveCapacity(bytes.count)
             var index = 0

@@ -1,25 +1,32 @@
-import CoinWatchModel
 import Testing
-@testable import CoinWatchFeeds
+@testable import CoinWatchProto
 
-struct TradeJSONReaderTests {
-    typealias Reader = TradeJSON.Reader
+/// The one JSON tokenizer, in either mode. (That skipping a document checks it exactly as building its tree does,
+/// on thousands of broken copies of messages and in both modes, is checked by the feeds' `TradeJSONTests`, which
+/// hold the mutations.)
+struct JSONReaderTests {
+    typealias Reader = JSONReader
 
-    /// Runs `body` over a whole message's bytes.
+    static let lenient = JSONReader.Options.lenient(maxDepth: 16)
+    static let strict = JSONReader.Options.strict(maxDepth: 16)
+
+    /// Runs `body` over a whole document's bytes.
     static func read<Result>(
-        _ text: String, _ body: (inout Reader) throws(TradeJSON.SyntaxError) -> Result
-    ) throws(TradeJSON.SyntaxError) -> Result {
+        _ text: String, options: JSONReader.Options = lenient, _ body: (inout Reader) throws(JSONSyntaxError) -> Result
+    ) throws(JSONSyntaxError) -> Result {
         var text = text
         let read = text.withUTF8 { utf8 in
-            Swift.Result { () throws(TradeJSON.SyntaxError) in try Reader.read(UnsafeRawBufferPointer(utf8), body) }
+            Swift.Result { () throws(JSONSyntaxError) in
+                try Reader.read(UnsafeRawBufferPointer(utf8), options: options, body)
+            }
         }
         return try read.get()
     }
 
-    static func validate(_ bytes: [UInt8]) -> TradeJSON.SyntaxError? {
-        bytes.withUnsafeBytes { raw -> TradeJSON.SyntaxError? in
-            do throws(TradeJSON.SyntaxError) {
-                try Reader.validate(raw)
+    static func validate(_ bytes: [UInt8], options: JSONReader.Options = lenient) -> JSONSyntaxError? {
+        bytes.withUnsafeBytes { raw -> JSONSyntaxError? in
+            do throws(JSONSyntaxError) {
+                try Reader.validate(raw, options: options)
                 return nil
             } catch {
                 return error
@@ -33,8 +40,8 @@ struct TradeJSONReaderTests {
         var type = ""
         var number = ""
         var inner: [String] = []
-        try Self.read(message) { (reader) throws(TradeJSON.SyntaxError) in
-            try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+        try Self.read(message) { (reader) throws(JSONSyntaxError) in
+            try reader.object { (reader, key) throws(JSONSyntaxError) in
                 keys.append(key.string)
                 switch key {
                 case "type":
@@ -44,7 +51,7 @@ struct TradeJSONReaderTests {
                 case "a":
                     guard case .object(let nested) = try reader.token() else { return }
                     var again = nested.reader()
-                    try again.object { (reader, key) throws(TradeJSON.SyntaxError) in
+                    try again.object { (reader, key) throws(JSONSyntaxError) in
                         inner.append(key.string)
                         try reader.skip()
                     }
@@ -61,8 +68,8 @@ struct TradeJSONReaderTests {
 
     @Test func arraysHandOutTheirElementsInOrder() throws {
         var seen: [String] = []
-        let token = try Self.read(#"[1, "two", [3], {"four":4}, null]"#) { (reader) throws(TradeJSON.SyntaxError) in
-            try reader.array { (reader, position) throws(TradeJSON.SyntaxError) in
+        let token = try Self.read(#"[1, "two", [3], {"four":4}, null]"#) { (reader) throws(JSONSyntaxError) in
+            try reader.array { (reader, position) throws(JSONSyntaxError) in
                 let token = try reader.token()
                 switch token {
                 case .number, .string: seen.append("\(position):\(token.numberText ?? "")")
@@ -80,15 +87,15 @@ struct TradeJSONReaderTests {
         }
         #expect(String(decoding: nested.bytes, as: UTF8.self) == #"[1, "two", [3], {"four":4}, null]"#)
         // Asking for an object where there is none reads nothing out of it, but still checks it.
-        let other = try Self.read("[1,2]") { (reader) throws(TradeJSON.SyntaxError) in
-            try reader.object { (_, _) throws(TradeJSON.SyntaxError) in Issue.record("no members") }
+        let other = try Self.read("[1,2]") { (reader) throws(JSONSyntaxError) in
+            try reader.object { (_, _) throws(JSONSyntaxError) in Issue.record("no members") }
         }
         guard case .array = other else {
             Issue.record("not an array")
             return
         }
-        #expect(throws: TradeJSON.SyntaxError.self) {
-            try Self.read("[1,]") { (reader) throws(TradeJSON.SyntaxError) in try reader.object { (_, _) in } }
+        #expect(throws: JSONSyntaxError.self) {
+            try Self.read("[1,]") { (reader) throws(JSONSyntaxError) in try reader.object { (_, _) in } }
         }
     }
 
@@ -98,8 +105,8 @@ struct TradeJSONReaderTests {
         var values: [String: String] = [:]
         var typeMatched = false
         var plainMatched = false
-        try Self.read(message) { (reader) throws(TradeJSON.SyntaxError) in
-            try reader.object { (reader, key) throws(TradeJSON.SyntaxError) in
+        try Self.read(message) { (reader) throws(JSONSyntaxError) in
+            try reader.object { (reader, key) throws(JSONSyntaxError) in
                 let text = try reader.token().text!
                 if key == "type" { typeMatched = text == "trade" }
                 if key == "plain" { plainMatched = text == "trade" && !text.escaped }
@@ -118,7 +125,7 @@ struct TradeJSONReaderTests {
     }
 
     @Test func nestingIsLimited() {
-        let depth = TradeJSON.maxDepth
+        let depth = Self.lenient.maxDepth
         let deepest = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
         #expect(Self.validate(Array(deepest.utf8)) == nil)
         let tooDeep = "[" + deepest + "]"
@@ -128,12 +135,17 @@ struct TradeJSONReaderTests {
         #expect(Self.validate(Array(objects.utf8))?.reason == "nested deeper than 16 levels")
         // Skipping a value is no way around the limit.
         let skipped = #"{"type":"trade","x":"# + tooDeep + "}"
-        let error = #expect(throws: TradeJSON.SyntaxError.self) {
-            try Self.read(skipped) { (reader) throws(TradeJSON.SyntaxError) in
-                try reader.object { (reader, _) throws(TradeJSON.SyntaxError) in try reader.skip() }
+        let error = #expect(throws: JSONSyntaxError.self) {
+            try Self.read(skipped) { (reader) throws(JSONSyntaxError) in
+                try reader.object { (reader, _) throws(JSONSyntaxError) in try reader.skip() }
             }
         }
         #expect(error?.reason == "nested deeper than 16 levels")
+        #expect(error?.code == .tooDeep)
+        // The limit is on values: an empty array holds none, so it may stand one level deeper.
+        let empty = String(repeating: "[", count: depth + 1) + String(repeating: "]", count: depth + 1)
+        #expect(Self.validate(Array(empty.utf8)) == nil)
+        #expect(Self.validate(Array(tooDeep.utf8), options: Self.strict)?.code == .tooDeep)
     }
 
     @Test func syntaxErrorsSayWhereAndWhy() {
@@ -157,33 +169,37 @@ struct TradeJSONReaderTests {
             (#"{"a":1} x"#, "invalid JSON at column 9: unexpected text after the value"),
             (#"{"a":}"#, "invalid JSON at column 6: unexpected character"),
         ]
-        for (text, expected) in cases {
-            #expect(Self.validate(Array(text.utf8))?.description == expected, "\(text)")
+        // Both modes share the grammar, and so every one of these reasons.
+        for options in [Self.lenient, Self.strict] {
+            for (text, expected) in cases {
+                let error = Self.validate(Array(text.utf8), options: options)
+                #expect(error?.description == expected, "\(text)")
+                #expect(error?.code == .syntax, "\(text)")
+            }
         }
     }
 
-    /// Skipping a message checks it exactly as reading all of it does. (Until the venues read with the reader,
-    /// these copies were also held to the tree parser it replaced: the same verdicts, errors and trees.)
-    @Test func everyBrokenCopyOfAMessageIsCheckedAsReadingItAllChecksIt() {
-        let messages = [
-            #"{"type":"trade","data":[{"p":7296.89,"s":"BINANCE:BTCUSDT","t":1575526691134,"v":0.011467}]}"#,
-            #"{"stream":"btcusdt@trade","data":{"e":"trade","s":"BTC\u0055SDT","p":"64250.5","T":-1e-2,"m":true,"#
-                + #""M":false,"x":null}}"#,
-            #"[{"a":[[]],"b":{}}, "\ud83d\ude00", -0.5E+7, true]"#,
+    @Test func strictReadingRefusesWhatLenientReadingTakes() throws {
+        let cases: [([UInt8], String)] = [
+            (Array(#"{"a":"\ud800"}"#.utf8), "invalid JSON at column 13: a high surrogate must be followed by a low one"),
+            (Array(#"{"a":"\ud800\u0041"}"#.utf8), "invalid JSON at column 19: a high surrogate must be followed by a low one"),
+            (Array(#"{"a":"\udc00x"}"#.utf8), "invalid JSON at column 13: a low surrogate without a high one"),
+            (Array(#"{"a":01}"#.utf8), "invalid JSON at column 7: a number may not start with 0 followed by digits"),
+            (Array(#"[-007]"#.utf8), "invalid JSON at column 4: a number may not start with 0 followed by digits"),
+            (Array(#"{"a":"ok"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), "invalid JSON at column 9: invalid UTF-8"),
+            (Array(#"["\n"#.utf8) + [0xED, 0xA0, 0x80] + Array(#""]"#.utf8), "invalid JSON at column 5: invalid UTF-8"),
         ]
-        for (index, message) in messages.enumerated() {
-            let random = MessageMutations.random(of: message, count: 2000, seed: UInt64(index))
-            for mutated in MessageMutations.everyPosition(of: message) + random {
-                let fromSkip = Self.validate(mutated)
-                let fromTree = mutated.withUnsafeBytes { raw in
-                    Result { () throws(TradeJSON.SyntaxError) in try ReferenceJSON.parse(raw) }
-                }
-                let text = String(decoding: mutated, as: UTF8.self)
-                switch fromTree {
-                case .success: #expect(fromSkip == nil, "\(text)")
-                case .failure(let error): #expect(fromSkip == error, "\(text)")
-                }
-            }
+        for (bytes, expected) in cases {
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(Self.validate(bytes, options: Self.lenient) == nil, "\(text)")
+            let error = Self.validate(bytes, options: Self.strict)
+            #expect(error?.description == expected, "\(text)")
+            #expect(error?.code == .syntax, "\(text)")
         }
+        // What both take reads the same: a pair of surrogate escapes is one character, a lone zero is a number.
+        let pair = try Self.read(#"["\ud83d\ude00", 0, -0.5]"#, options: Self.strict) { (reader) throws(JSONSyntaxError) in
+            try JSONValue(reading: &reader)
+        }
+        #expect(pair == .array([.string("😀"), .number("0"), .number("-0.5")]))
     }
 }
