@@ -40,7 +40,7 @@ struct JSONReaderTests {
         var type = ""
         var number = ""
         var inner: [String] = []
-        try Self.read(message) { (reader) throws(JSONSyntaxError) in
+        _ = try Self.read(message) { (reader) throws(JSONSyntaxError) in
             try reader.object { (reader, key) throws(JSONSyntaxError) in
                 keys.append(key.string)
                 switch key {
@@ -105,7 +105,7 @@ struct JSONReaderTests {
         var values: [String: String] = [:]
         var typeMatched = false
         var plainMatched = false
-        try Self.read(message) { (reader) throws(JSONSyntaxError) in
+        _ = try Self.read(message) { (reader) throws(JSONSyntaxError) in
             try reader.object { (reader, key) throws(JSONSyntaxError) in
                 let text = try reader.token().text!
                 if key == "type" { typeMatched = text == "trade" }
