@@ -65,9 +65,7 @@ public struct Backoff: Sendable {
             let asked = retryAfter.map { min(Int64($0) * 1_000_000_000, configuration.maxRetryAfter.inNanoseconds) } ?? 0
             return max(wait, asked)
         }
-        // base × 2^(failures − 1), capped (the shift is bounded so it cannot overflow).
-        let exponent = min(failures - 1, 40)
-        let ceiling = base > (cap >> exponent) ? cap : min(cap, base << exponent)
+        let ceiling = BackoffCeiling.of(base: base, cap: cap, doublings: failures - 1)
         let wait = random(ceiling)
         if failure == .venueError {
             return max(wait, configuration.errorFloor.inNanoseconds)

@@ -229,10 +229,8 @@ final class PushDelivery {
     /// The wait before retry number `attempt` (1 for the first): initial × 2^(attempt−1), at most the cap, of
     /// which a random half is taken off so that notifications failed together do not all return together.
     func backoff(attempt: Int) -> Duration {
-        let initial = configuration.initialBackoff.inMilliseconds
-        let cap = configuration.maxBackoff.inMilliseconds
-        let exponent = min(attempt - 1, 40)
-        let full = min(cap, initial << exponent)
+        let full = BackoffCeiling.of(base: configuration.initialBackoff.inMilliseconds,
+                                     cap: configuration.maxBackoff.inMilliseconds, doublings: attempt - 1)
         let half = full / 2
         return .milliseconds(half + Int64.random(in: 0...max(0, full - half), using: &generator))
     }

@@ -5,7 +5,7 @@ import Testing
 struct FollowBackoffTests {
     @Test("pauses double from the initial one up to the maximum")
     func growsAndCaps() {
-        let backoff = FollowBackoff(initial: .milliseconds(250), maximum: .seconds(5), multiplier: 2, jitter: 0.2)
+        let backoff = FollowBackoff(initial: .milliseconds(250), maximum: .seconds(5), jitter: 0.2)
         let pauses = (0..<8).map { backoff.delay(attempt: $0, random: 0) }
         #expect(pauses == [250, 500, 1000, 2000, 4000, 5000, 5000, 5000].map { Duration.milliseconds($0) })
         #expect(backoff.delay(attempt: 1_000_000, random: 0) == .seconds(5))
