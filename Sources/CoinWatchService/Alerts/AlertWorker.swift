@@ -281,6 +281,9 @@ final class AlertWorker: @unchecked Sendable {
             guard let device = try? DeviceID(validating: alert.deviceID),
                   let symbol = try? Symbol(validating: alert.symbol)
             else { return }
+            // Every node hears every notice; only the node that fires the device's alerts keeps its outbox, so the
+            // others skip the store read.
+            if let gate = gate.withLock({ $0 }), !gate.fires(for: device) { return }
             if takeDelivered(AlertStorage.outboxKey(device, symbol), alertID: alert.id, device: device, &round) {
                 stats.deliveredElsewhere.add(1, ordering: .relaxed)
             }
