@@ -31,15 +31,22 @@ struct AlertRelayTests {
         func fires(for device: DeviceID) -> Bool { owned.contains(device.rawValue) }
     }
 
+    /// This node fires `device`'s alerts only and relays through a new recording relay; BTC then crosses the
+    /// device's rule (above 5000) once.
+    static func crossHere(_ harness: AlertServiceHarness, device: String) async throws -> RecordingRelay {
+        let relay = RecordingRelay()
+        harness.service.alerts.fireOnly(where: OwnedGate(owned: [device]))
+        harness.service.alerts.relay(through: relay)
+        try await harness.save(device, ["BTC": rule(above: "5000")])
+        harness.publish("BTC", "4900")
+        harness.publish("BTC", "5012.3")
+        return relay
+    }
+
     @Test("an alert fired here goes to the relay; one relayed from elsewhere reaches this node's calls, not its outbox")
     func relayBothWays() async throws {
         try await withAlertService { harness in
-            let relay = RecordingRelay()
-            harness.service.alerts.fireOnly(where: OwnedGate(owned: ["relay-here"]))
-            harness.service.alerts.relay(through: relay)
-            try await harness.save("relay-here", ["BTC": rule(above: "5000")])
-            harness.publish("BTC", "4900")
-            harness.publish("BTC", "5012.3")
+            let relay = try await Self.crossHere(harness, device: "relay-here")
             #expect(await harness.waitForFired(1))
             #expect(await eventually { relay.relayed.withLock { $0.count } == 1 })
             let fired = try #require(relay.relayed.withLock { $0.first })
@@ -109,12 +116,7 @@ struct AlertRelayTests {
     @Test("an alert fired here and delivered on another node leaves the outbox; a notice of an older one does not")
     func deliveredElsewhere() async throws {
         try await withAlertService { harness in
-            let relay = RecordingRelay()
-            harness.service.alerts.fireOnly(where: OwnedGate(owned: ["away-here"]))
-            harness.service.alerts.relay(through: relay)
-            try await harness.save("away-here", ["BTC": rule(above: "5000")])
-            harness.publish("BTC", "4900")
-            harness.publish("BTC", "5012.3")
+            let relay = try await Self.crossHere(harness, device: "away-here")
             #expect(await harness.waitForOutbox { $0.count == 1 })
             let pending = try #require(try harness.outbox().first)
             // A notice naming another alert of the device (an older one, or a foreign id) leaves the entry alone;
