@@ -29,6 +29,9 @@ enum ClusterLayout {
     /// The header in which a bus message carries when its publisher handed it to the library (wall-clock
     /// milliseconds), so a receiver can tell a tick that waited out a partition from a fresh one.
     static let sentHeader = "Coinwatch-Sent-Ms"
+    /// The header in which a bus message says how many ticks its publisher handed to the library with it and
+    /// sends after it (absent or 0: the last of its batch), so a receiver hands a batch to its hub whole.
+    static let batchLeftHeader = "Coinwatch-Batch-Left"
 
     /// Symbol → last tick, for the snapshot of a node that starts or reconnects.
     static let lastPricesBucket = "coinwatch-prices"

@@ -331,6 +331,8 @@ package struct NATSMessage: Sendable {
     var pending: UInt64 = 0
     /// The bus's hand-off stamp (`ClusterLayout.sentHeader`), when the message carries one.
     var sentMs: Int64?
+    /// Messages of the same bus batch that follow this one (`ClusterLayout.batchLeftHeader`; 0 without it).
+    var batchLeft = 0
 
     init(subject: String, data: [UInt8], streamSequence: UInt64 = 0, pending: UInt64 = 0) {
         self.subject = subject
@@ -350,6 +352,10 @@ package struct NATSMessage: Sendable {
         var stamp: UnsafePointer<CChar>?
         if natsMsgHeader_Get(message, ClusterLayout.sentHeader, &stamp) == NATS_OK, let stamp {
             sentMs = Int64(String(cString: stamp))
+        }
+        var left: UnsafePointer<CChar>?
+        if natsMsgHeader_Get(message, ClusterLayout.batchLeftHeader, &left) == NATS_OK, let left {
+            batchLeft = max(0, Int(String(cString: left)) ?? 0)
         }
         if jetStream {
             var meta: UnsafeMutablePointer<jsMsgMetaData>?

@@ -16,6 +16,14 @@ import Synchronization
 /// - `cw-cluster-bus` reads the subscription on `coinwatch.prices.*` and hands what arrived, in arrival order and
 ///   in batches, to `PriceHub.deliver`. Each stream's sequence is made by the hub, so it stays gapless.
 ///
+/// A batch stays whole across the bus. Each message says how many of its batch follow it
+/// (`ClusterLayout.batchLeftHeader`), and the receiver waits up to `batchWaitMs` for them before it delivers. Without
+/// that, the receiver woke on a batch's first message while the library was still reading the rest, and a
+/// subscriber on another node got a batch in several writes where one on the publishing node got one: measured with
+/// 1,000 subscribers at 1,000 ticks/s in batches of 10, the subscribing node sent 7.4 ticks per `sendmsg` against
+/// the publishing node's 10. The wait ends at once when the batch is complete; its bound only matters when a
+/// publisher's connection breaks mid-batch.
+///
 /// A tick is news only while it is fresh. One that waited longer than `maxDelayMs` between being handed to the bus
 /// and reaching a node — a node cut off from NATS queues what its feed produces, and the library keeps what it was
 /// given in its reconnect buffer, all of it published when the connection comes back — is dropped and counted
@@ -51,6 +59,8 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     let queueLimit: Int
     /// How old a tick may be when it is published or received; older ones are dropped.
     let maxDelayMs: Int64
+    /// How long the receiver waits for the rest of a batch whose first messages arrived.
+    let batchWaitMs: Int64
     /// Each tick with the moment (monotonic nanoseconds) it was handed to the bus.
     private let queue: PublisherQueue<(tick: PriceTick, queuedAt: Int64)>
     private let counters = Mutex(Counters())
@@ -60,7 +70,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     private var subscription: NATSSubscription?
 
     init(connection: NATSConnection, jetStream: JetStream, lastPrices: KeyValueBucket, hub: PriceHub, logger: Logger,
-         queueLimit: Int = 100_000, maxDelayMs: Int64 = 10_000) {
+         queueLimit: Int = 100_000, maxDelayMs: Int64 = 10_000, batchWaitMs: Int64 = 50) {
         self.connection = connection
         self.jetStream = jetStream
         self.lastPrices = lastPrices
@@ -68,6 +78,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         self.logger = logger
         self.queueLimit = queueLimit
         self.maxDelayMs = maxDelayMs
+        self.batchWaitMs = batchWaitMs
         self.queue = PublisherQueue(limit: queueLimit)
     }
 
@@ -133,11 +144,14 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             let oldest = MonotonicClock.nanoseconds() - maxDelayMs * 1_000_000
             let stale = batch.count
             batch.removeAll { $0.queuedAt < oldest }
-            let headers = [(ClusterLayout.sentHeader, String(WallClock.milliseconds()))]
+            let sent = String(WallClock.milliseconds())
             var latest: [String: [UInt8]] = [:]
             var failures = 0
-            for (tick, _) in batch {
+            for (index, (tick, _)) in batch.enumerated() {
                 let bytes = tick.message.serializedBytes()
+                let headers = [
+                    (ClusterLayout.sentHeader, sent), (ClusterLayout.batchLeftHeader, String(batch.count - 1 - index)),
+                ]
                 do {
                     try jetStream.publishAsync(ClusterLayout.priceSubject(tick.symbol.rawValue), bytes, headers: headers)
                 } catch {
@@ -147,7 +161,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             }
             for (symbol, bytes) in latest {
                 do {
-                    try jetStream.publishAsync(lastPrices.subject(symbol), bytes, headers: headers)
+                    try jetStream.publishAsync(lastPrices.subject(symbol), bytes, headers: [(ClusterLayout.sentHeader, sent)])
                 } catch {
                     failures += 1
                 }
@@ -186,9 +200,11 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             var undecodable = 0
             var stale = 0
             append(first, to: &batch, undecodable: &undecodable, stale: &stale)
-            // Everything already queued goes to the hub in one delivery.
-            while batch.count < 1_024, let next = try? subscription.next(timeoutMs: 0) {
+            // Everything already queued, and the rest of the last message's batch, goes to the hub in one delivery.
+            var more = first.batchLeft > 0
+            while batch.count < 1_024, let next = try? subscription.next(timeoutMs: more ? batchWaitMs : 0) {
                 append(next, to: &batch, undecodable: &undecodable, stale: &stale)
+                more = next.batchLeft > 0
             }
             let count = batch.count
             counters.withLock { counters in

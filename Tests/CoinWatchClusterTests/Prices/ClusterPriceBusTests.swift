@@ -21,7 +21,7 @@ struct ClusterPriceBusTests {
         let bus: ClusterPriceBus
         let applied = Recorder()
 
-        init(_ urls: String, maxDelayMs: Int64 = 10_000) throws {
+        init(_ urls: String, maxDelayMs: Int64 = 10_000, batchWaitMs: Int64 = 50) throws {
             connection = try testConnection(urls)
             jetStream = try JetStream(connection: connection)
             try jetStream.ensureStream(.init(
@@ -29,10 +29,13 @@ struct ClusterPriceBusTests {
                 maxAgeNs: ClusterLayout.priceStreamMaxAgeNs))
             let lastPrices = try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket))
             let applied = self.applied
-            hub = try PriceHub(onTicks: { ticks in applied.ticks.withLock { $0 += ticks } })
+            hub = try PriceHub(onTicks: { ticks in
+                applied.ticks.withLock { $0 += ticks }
+                applied.deliveries.withLock { $0.append(ticks.count) }
+            })
             bus = ClusterPriceBus(
                 connection: connection, jetStream: jetStream, lastPrices: lastPrices, hub: hub, logger: .disabled,
-                maxDelayMs: maxDelayMs)
+                maxDelayMs: maxDelayMs, batchWaitMs: batchWaitMs)
             try bus.start()
         }
 
@@ -47,6 +50,8 @@ struct ClusterPriceBusTests {
 
     final class Recorder: Sendable {
         let ticks = Mutex<[PriceTick]>([])
+        /// How many ticks each delivery to the hub carried.
+        let deliveries = Mutex<[Int]>([])
     }
 
     static func tick(_ price: Int, _ symbol: String = "BTC") -> PriceTick {
@@ -77,6 +82,55 @@ struct ClusterPriceBusTests {
             #expect(node.hub.latestPrice(of: try Symbol(validating: "BTC"))?.price == ExactDecimal(Int64(250)))
         }
         #expect(nodes.allSatisfy { $0.bus.stats.undecodable == 0 })
+    }
+
+    @Test("a batch published on one node reaches every node's hub as one delivery, as it does on a single node")
+    func aBatchCrossesTheBusWhole() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        // A wait far longer than any busy machine needs, so the test sees the batch whole or not at all.
+        let nodes = try await onOwnThread { try (0..<2).map { _ in try Node(urls, batchWaitMs: 30_000) } }
+        defer { nodes.forEach { $0.stop() } }
+        let symbols = (0..<40).map { "B\($0)" }
+        #expect(nodes[0].hub.publish(symbols.enumerated().map { Self.tick(100 + $0.offset, $0.element) }) == 40)
+        let arrived = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            nodes.allSatisfy { $0.prices.count >= 40 }
+        }
+        #expect(arrived)
+        for (index, node) in nodes.enumerated() {
+            #expect(node.applied.deliveries.withLock { $0 } == [40], "node \(index)")
+            #expect(node.prices == (100..<140).map { "\($0)" }, "node \(index)")
+        }
+    }
+
+    @Test("the receiver waits for the rest of a batch that arrives in pieces, and no longer")
+    func theReceiverWaitsForTheRestOfABatch() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let node = try await onOwnThread { try Node(urls, batchWaitMs: 30_000) }
+        defer { node.stop() }
+        try await onOwnThread {
+            let publisher = try testConnection(urls)
+            defer { publisher.close() }
+            let jetStream = try JetStream(connection: publisher)
+            func send(_ price: Int, left: Int) throws {
+                try jetStream.publishAsync(
+                    ClusterLayout.priceSubject("BTC"), Self.tick(price).message.serializedBytes(),
+                    headers: [(ClusterLayout.sentHeader, "\(WallClock.milliseconds())"), (ClusterLayout.batchLeftHeader, "\(left)")])
+                try jetStream.waitForAsyncPublishes(timeoutMs: 10_000)
+            }
+            // A batch of three whose messages come apart.
+            try send(1, left: 2)
+            Thread.sleep(forTimeInterval: 0.3)
+            try send(2, left: 1)
+            Thread.sleep(forTimeInterval: 0.3)
+            try send(3, left: 0)
+        }
+        // Delivered well before the 30 s bound: the last message of the batch ends the wait.
+        let arrived = await eventually(timeout: .seconds(20), interval: .milliseconds(50)) { node.prices.count >= 3 }
+        #expect(arrived)
+        #expect(node.prices == ["1", "2", "3"])
+        #expect(node.applied.deliveries.withLock { $0 } == [3])
     }
 
     @Test("a tick that reaches a node later than the bound is dropped; fresh and unstamped ones are applied")
