@@ -148,14 +148,27 @@ final class TickPublisher: @unchecked Sendable {
         }
     }
 
-    /// Paced mode: one batch per slice of at least 10 ms holding the ticks due in it.
+    /// Paced mode: every slice of at least 10 ms, one batch holding the ticks due since the start. Counting from
+    /// the start, rather than a fixed number per timer, keeps the rate when the timer fires late on a busy loop
+    /// (it published about a quarter fewer ticks than asked with 1,000 subscribers in the same process).
     private func schedule() {
+        pacedFrom = nowNanos()
+        scheduleSlice()
+    }
+
+    private var pacedFrom: UInt64 = 0
+    private var pacedSent = 0
+
+    private func scheduleSlice() {
         let sliceSeconds = max(0.01, 1 / rate)
-        let perSlice = max(1, Int((rate * sliceSeconds).rounded()))
         _ = connection.eventLoop.scheduleTimer(after: .nanoseconds(Int64(sliceSeconds * 1e9))) { [self] in
             guard phase.current != .stopping else { return }
-            publishBatch(size: perSlice, chained: false)
-            schedule()
+            let due = Int(Double(nowNanos() - pacedFrom) / 1e9 * rate) - pacedSent
+            if due > 0 {
+                publishBatch(size: due, chained: false)
+                pacedSent += due
+            }
+            scheduleSlice()
         }
     }
 
