@@ -148,7 +148,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
             var latest: [String: [UInt8]] = [:]
             var failures = 0
             for (index, (tick, _)) in batch.enumerated() {
-                let bytes = tick.message.serializedBytes()
+                let bytes = tick.update.serializedBytes()
                 let headers = [
                     (ClusterLayout.sentHeader, sent), (ClusterLayout.batchLeftHeader, String(batch.count - 1 - index)),
                 ]
@@ -229,8 +229,10 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         }
     }
 
+    /// A bus message (or last-prices entry): the whole tick as a `PriceUpdate` (`PriceTick.update`), so a
+    /// symbol's stale flag and source count reach every node. One written as a `Tick` reads the same, unstale.
     static func decode(_ bytes: [UInt8]) -> PriceTick? {
-        guard let message = try? V1.Tick(serializedBytes: bytes) else { return nil }
+        guard let message = try? V1.PriceUpdate(serializedBytes: bytes) else { return nil }
         return try? PriceTick(validating: message, field: "tick")
     }
 

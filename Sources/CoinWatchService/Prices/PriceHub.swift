@@ -141,11 +141,23 @@ public final class PriceHub: Sendable {
     /// (`PriceTick.isStale`), so every stream gets exactly one update saying so. The next `publish` of the symbol
     /// clears the flag.
     ///
-    /// Any thread, like `publish`.
+    /// Any thread, like `publish`. With an upstream the stale ticks go there, as `publish`'s ticks do, so every
+    /// node's streams and alert engine see the symbol turn stale, and come back through `deliver`.
     /// - Returns: how many symbols turned stale.
     @discardableResult
     public func markStale(_ symbols: [Symbol]) -> Int {
         guard !symbols.isEmpty else { return 0 }
+        if let upstream = upstream.withLock({ $0 }) {
+            let stale = state.withLock { state -> [PriceTick] in
+                guard !state.isClosed else { return [] }
+                return symbols.compactMap { symbol in
+                    guard let latest = state.latest[symbol], !latest.isStale else { return nil }
+                    return PriceTick(symbol: symbol, price: latest.price, timeMs: latest.timeMs, sources: 0, isStale: true)
+                }
+            }
+            if !stale.isEmpty { upstream.publish(stale) }
+            return stale.count
+        }
         return publishOrder.withLock { _ -> Int in
             let outcome = state.withLock { state -> (UInt64, [PriceTick], [LoopPriceFanout])? in
                 guard !state.isClosed else { return nil }

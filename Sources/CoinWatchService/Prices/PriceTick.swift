@@ -42,6 +42,16 @@ extension PriceTick {
     public init(validating message: V1.Tick, field: String) throws(ValidationError) {
         self = try PriceWire.priceTick(message, field: field, nowMs: WallClock.milliseconds())
     }
+
+    /// The whole tick, stale flag and source count included, as the cluster's price bus carries it between nodes:
+    /// a `PriceUpdate` without a stream position. Its first three fields are `Tick`'s, so either decodes as the
+    /// other.
+    public var update: V1.PriceUpdate { PriceWire.update(self) }
+
+    /// A tick from the price bus, checked as `init(validating:field:)` checks a `Tick`.
+    public init(validating update: V1.PriceUpdate, field: String) throws(ValidationError) {
+        self = try PriceWire.priceTick(update, field: field, nowMs: WallClock.milliseconds())
+    }
 }
 
 /// Where a hub in cluster mode sends what is published on this node: the price bus, which hands every tick back to

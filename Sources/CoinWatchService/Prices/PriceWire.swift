@@ -23,6 +23,22 @@ enum PriceWire {
         return PriceTick(symbol: symbol, price: price, timeMs: tick.timeMs == 0 ? nowMs : tick.timeMs)
     }
 
+    static func update(_ tick: PriceTick) -> V1.PriceUpdate {
+        V1.PriceUpdate(
+            symbol: tick.symbol.rawValue, price: V1.Decimal(tick.price), sourceTimeMs: tick.timeMs, stale: tick.isStale,
+            sources: tick.sources)
+    }
+
+    /// Validates a whole tick (`update`) as `priceTick(_:field:nowMs:)` validates a `Tick`, keeping its stale flag
+    /// and source count; a stream position or snapshot marks in it mean nothing here and are ignored.
+    static func priceTick(_ update: V1.PriceUpdate, field: String, nowMs: Int64) throws(ValidationError) -> PriceTick {
+        var tick = try priceTick(
+            V1.Tick(symbol: update.symbol, price: update.price, timeMs: update.sourceTimeMs), field: field, nowMs: nowMs)
+        tick.sources = update.sources
+        tick.isStale = update.stale
+        return tick
+    }
+
     /// A price must be present, at most 18 digits after the point, and greater than zero.
     static func positivePrice(_ decimal: V1.Decimal?, field: String) throws(ValidationError) -> ExactDecimal {
         guard let decimal else {

@@ -103,6 +103,43 @@ struct ClusterPriceBusTests {
         }
     }
 
+    @Test("a symbol that turns stale on the node whose feed quotes it turns stale on every node, sources kept")
+    func staleAndSourcesCrossTheBus() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let nodes = try await onOwnThread { try (0..<2).map { _ in try Node(urls) } }
+        defer { nodes.forEach { $0.stop() } }
+        let btc = try Symbol(validating: "BTC")
+        var quoted = Self.tick(10)
+        quoted.sources = 3
+        #expect(nodes[0].hub.publish([quoted]) == 1)
+        let first = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            nodes.allSatisfy { $0.prices.count >= 1 }
+        }
+        #expect(first)
+        // The feed's node marks it stale (its aggregator found no fresh source), then the next price clears it.
+        #expect(nodes[0].hub.markStale([btc]) == 1)
+        #expect(nodes[0].hub.publish([Self.tick(11)]) == 1)
+        let all = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            nodes.allSatisfy { $0.prices.count >= 3 }
+        }
+        #expect(all)
+        for (index, node) in nodes.enumerated() {
+            let ticks = node.applied.ticks.withLock { $0 }
+            #expect(ticks.map(\.isStale) == [false, true, false], "node \(index)")
+            #expect(ticks.map(\.sources) == [3, 0, 0], "node \(index)")
+            #expect(ticks.map { "\($0.price)" } == ["10", "10", "11"], "node \(index)")
+        }
+        // Any node may mark it (what crosses the bus is applied in one order everywhere); once it is stale,
+        // marking it again sends nothing.
+        #expect(nodes[1].hub.markStale([btc]) == 1)
+        let stale = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            nodes.allSatisfy { $0.hub.latestPrice(of: btc)?.isStale == true }
+        }
+        #expect(stale)
+        #expect(nodes[0].hub.markStale([btc]) == 0)
+    }
+
     @Test("the receiver waits for the rest of a batch that arrives in pieces, and no longer")
     func theReceiverWaitsForTheRestOfABatch() async throws {
         let nats = try await NATSCluster.start(servers: 1)
@@ -200,5 +237,32 @@ struct ClusterPriceBusTests {
         defer { late.stop() }
         #expect(late.hub.latestPrice(of: try Symbol(validating: "BTC"))?.price == ExactDecimal(Int64(11)))
         #expect(late.hub.latestPrice(of: try Symbol(validating: "ETH"))?.price == ExactDecimal(Int64(20)))
+        #expect(late.hub.latestPrice(of: try Symbol(validating: "ETH"))?.isStale == false)
+    }
+
+    @Test func aNodeThatStartsLaterSeesAStaleSymbolStale() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let first = try await onOwnThread { try Node(urls) }
+        defer { first.stop() }
+        let eth = try Symbol(validating: "ETH")
+        first.hub.publish([Self.tick(20, "ETH")])
+        let priced = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { first.prices.count == 1 }
+        #expect(priced)
+        #expect(first.hub.markStale([eth]) == 1)
+        let marked = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            first.hub.latestPrice(of: eth)?.isStale == true
+        }
+        #expect(marked)
+        // The bucket write follows the publish on the same thread: wait until it holds the stale tick.
+        let bucket = try await onOwnThread { try first.jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket)) }
+        let stored = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            (try? await onOwnThread { try bucket.entries().compactMap { ClusterPriceBus.decode($0.value) } })?.first?.isStale == true
+        }
+        #expect(stored)
+        let late = try await onOwnThread { try Node(urls) }
+        defer { late.stop() }
+        #expect(late.hub.latestPrice(of: eth)?.isStale == true)
+        #expect(late.hub.latestPrice(of: eth)?.price == ExactDecimal(Int64(20)))
     }
 }

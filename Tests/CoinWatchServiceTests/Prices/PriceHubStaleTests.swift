@@ -59,6 +59,34 @@ struct PriceHubStaleTests {
         #expect(seen.ticks.last?.price == F.price("1"))
         hub.close()
     }
+
+    @Test("with an upstream (cluster mode), a symbol turns stale when the upstream hands the stale tick back")
+    func markStaleGoesThroughTheUpstream() throws {
+        let seen = SeenTicks()
+        let hub = try PriceHub(onTicks: { seen.append($0) })
+        defer { hub.close() }
+        let upstream = HeldUpstream()
+        hub.route(through: upstream)
+        hub.publish([F.tick("BTC", "1")])
+        hub.deliver(upstream.take())
+        #expect(hub.markStale([F.symbol("BTC"), F.symbol("SOL")]) == 1)
+        #expect(hub.latestPrice(of: F.symbol("BTC"))?.isStale == false, "nothing applied before the upstream returns it")
+        let sent = upstream.take()
+        #expect(sent.map(\.isStale) == [true])
+        #expect(sent.first?.price == F.price("1"))
+        hub.deliver(sent)
+        #expect(hub.latestPrice(of: F.symbol("BTC"))?.isStale == true)
+        #expect(seen.ticks.map(\.isStale) == [false, true])
+        #expect(hub.markStale([F.symbol("BTC")]) == 0)
+        #expect(upstream.take().isEmpty)
+    }
+}
+
+/// An upstream that keeps what it is given until the test hands it back to the hub.
+final class HeldUpstream: PriceUpstream {
+    private let held = Mutex<[PriceTick]>([])
+    func publish(_ ticks: [PriceTick]) { held.withLock { $0 += ticks } }
+    func take() -> [PriceTick] { held.withLock { state in defer { state = [] }; return state } }
 }
 
 final class SeenTicks: Sendable {
