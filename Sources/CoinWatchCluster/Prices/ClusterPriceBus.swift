@@ -238,8 +238,16 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
 
     // MARK: Snapshot
 
-    /// Reads every symbol's last tick from the bucket and delivers those newer than what the hub has.
-    private func loadSnapshot() {
+    /// Whether the bucket's `tick` tells a hub holding `current` something new: a later price, or the same price
+    /// turned stale. A fresh tick at the time of a stale one is older news than the stale one and is not applied.
+    static func snapshotTick(_ tick: PriceTick, supersedes current: PriceTick) -> Bool {
+        tick.timeMs > current.timeMs || (tick.timeMs == current.timeMs && tick.isStale && !current.isStale)
+    }
+
+    /// Reads every symbol's last tick from the bucket and delivers those newer than what the hub has, and those
+    /// that say a symbol the hub still has as fresh turned stale (a stale tick keeps the last price's time, so a
+    /// node that was cut off while its symbol went stale learns it here).
+    func loadSnapshot() {
         let entries: [KVEntry]
         do {
             entries = try lastPrices.entries()
@@ -250,7 +258,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         var newer: [PriceTick] = []
         for entry in entries {
             guard let tick = Self.decode(entry.value) else { continue }
-            if let current = hub.latestPrice(of: tick.symbol), current.timeMs >= tick.timeMs { continue }
+            if let current = hub.latestPrice(of: tick.symbol), !Self.snapshotTick(tick, supersedes: current) { continue }
             newer.append(tick)
         }
         if !newer.isEmpty { hub.deliver(newer) }

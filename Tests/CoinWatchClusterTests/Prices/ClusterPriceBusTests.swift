@@ -140,6 +140,46 @@ struct ClusterPriceBusTests {
         #expect(nodes[0].hub.markStale([btc]) == 0)
     }
 
+    @Test("a node that missed a symbol turning stale learns it from the snapshot it reads after reconnecting")
+    func theSnapshotCarriesAStaleTurnTheNodeMissed() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let node = try await onOwnThread { try Node(urls) }
+        defer { node.stop() }
+        let eth = try Symbol(validating: "ETH")
+        // The node has ETH 20 (applied here only); the bucket says ETH 20 turned stale, as another node's bus wrote
+        // it while this one was away.
+        node.hub.deliver([Self.tick(20, "ETH")])
+        var stale = Self.tick(20, "ETH")
+        stale.isStale = true
+        let bytes = stale.update.serializedBytes()
+        try await onOwnThread {
+            try node.jetStream.publishAsync(node.bus.lastPrices.subject("ETH"), bytes)
+            try node.jetStream.waitForAsyncPublishes(timeoutMs: 10_000)
+        }
+        try await onOwnThread { node.bus.loadSnapshot() }
+        #expect(node.hub.latestPrice(of: eth)?.isStale == true)
+        #expect(node.applied.ticks.withLock { $0.map(\.isStale) } == [false, true])
+        // Read again: nothing new, nothing applied twice.
+        try await onOwnThread { node.bus.loadSnapshot() }
+        #expect(node.applied.ticks.withLock { $0.count } == 2)
+    }
+
+    @Test func aSnapshotTickSupersedesWhatIsNewer() {
+        let fresh = Self.tick(20, "ETH")
+        var stale = fresh
+        stale.isStale = true
+        var later = Self.tick(21, "ETH")
+        later.timeMs = fresh.timeMs + 1
+        #expect(ClusterPriceBus.snapshotTick(later, supersedes: fresh))
+        #expect(ClusterPriceBus.snapshotTick(later, supersedes: stale))
+        #expect(ClusterPriceBus.snapshotTick(stale, supersedes: fresh))
+        #expect(!ClusterPriceBus.snapshotTick(fresh, supersedes: stale))
+        #expect(!ClusterPriceBus.snapshotTick(fresh, supersedes: fresh))
+        #expect(!ClusterPriceBus.snapshotTick(stale, supersedes: stale))
+        #expect(!ClusterPriceBus.snapshotTick(fresh, supersedes: later))
+    }
+
     @Test("the receiver waits for the rest of a batch that arrives in pieces, and no longer")
     func theReceiverWaitsForTheRestOfABatch() async throws {
         let nats = try await NATSCluster.start(servers: 1)
