@@ -71,19 +71,33 @@ public final class PriceHub: Sendable {
     /// Applies `ticks` in order: each becomes its symbol's latest price (last writer wins).
     ///
     /// Any thread. Ticks for a new symbol beyond `maxKnownSymbols` are refused; after `close()` everything is.
-    /// With an upstream (`route(through:)`), the ticks go there instead, all of them accepted, and come back
-    /// through `deliver` — on this node as on every other.
-    /// - Returns: how many ticks were applied.
+    /// With an upstream (`route(through:)`), the ticks go there instead and come back through `deliver` — on this
+    /// node as on every other. The symbol limit is applied before they go, against this node's symbols (every
+    /// node's hub holds the same ones), so a publisher learns of a refusal in cluster mode too.
+    /// - Returns: how many ticks were applied (with an upstream: handed to it).
     @discardableResult
     public func publish(_ ticks: [PriceTick]) -> Int {
         guard !ticks.isEmpty else { return 0 }
         if let upstream = upstream.withLock({ $0 }) {
-            guard !isClosed else {
-                counters.refusedTicks.add(ticks.count, ordering: .relaxed)
-                return 0
+            let maxSymbols = configuration.maxKnownSymbols
+            let accepted = state.withLock { state -> [PriceTick] in
+                guard !state.isClosed else { return [] }
+                guard state.latest.count + ticks.count > maxSymbols else { return ticks }
+                var known = state.latest.count
+                var added = Set<Symbol>()
+                return ticks.filter { tick in
+                    if state.latest[tick.symbol] != nil || added.contains(tick.symbol) { return true }
+                    guard known < maxSymbols else { return false }
+                    known += 1
+                    added.insert(tick.symbol)
+                    return true
+                }
             }
-            upstream.publish(ticks)
-            return ticks.count
+            if accepted.count < ticks.count {
+                counters.refusedTicks.add(ticks.count - accepted.count, ordering: .relaxed)
+            }
+            if !accepted.isEmpty { upstream.publish(accepted) }
+            return accepted.count
         }
         return deliver(ticks)
     }

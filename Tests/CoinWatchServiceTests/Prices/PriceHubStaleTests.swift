@@ -82,6 +82,32 @@ struct PriceHubStaleTests {
     }
 }
 
+/// A hub in cluster mode: what it publishes goes to an upstream and comes back through `deliver`.
+@Suite struct PriceHubUpstreamTests {
+    typealias F = PriceFixtures
+
+    @Test("the symbol limit is applied before ticks go upstream, as it is to ticks applied here")
+    func theSymbolLimitHoldsWithAnUpstream() throws {
+        var configuration = PriceHub.Configuration()
+        configuration.maxKnownSymbols = 2
+        let hub = try PriceHub(configuration: configuration)
+        defer { hub.close() }
+        let upstream = HeldUpstream()
+        hub.route(through: upstream)
+        // A new symbol counts once however often the batch names it; one past the limit is refused.
+        #expect(hub.publish([F.tick("AA", "1"), F.tick("BB", "1"), F.tick("AA", "2"), F.tick("CC", "1")]) == 3)
+        let sent = upstream.take()
+        #expect(sent.map(\.symbol.rawValue) == ["AA", "BB", "AA"])
+        hub.deliver(sent)
+        #expect(hub.knownSymbols.map(\.rawValue) == ["AA", "BB"])
+        #expect(hub.publish([F.tick("BB", "2"), F.tick("DD", "1")]) == 1)
+        #expect(upstream.take().map(\.symbol.rawValue) == ["BB"])
+        hub.close()
+        #expect(hub.publish([F.tick("AA", "3")]) == 0)
+        #expect(upstream.take().isEmpty)
+    }
+}
+
 /// An upstream that keeps what it is given until the test hands it back to the hub.
 final class HeldUpstream: PriceUpstream {
     private let held = Mutex<[PriceTick]>([])
