@@ -561,6 +561,61 @@ struct ClusterDaemonTests {
         #expect(fresh)
     }
 
+    @Test("a live feed's source count and its symbol turning stale reach the node that does not run the feed")
+    func staleAndSourcesReachEveryNode() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let exchange = try await FakeExchange.start(venue: "kraken")
+        var nodes: [ServerProcess] = []
+        defer { nodes.forEach { $0.crash() } }
+        for name in ["a", "b"] {
+            nodes.append(try await ServerProcess.start(arguments: [
+                "--cluster", nats.urls, "--node-id", name, "--lease-ttl", "2s", "--feed", "kraken",
+                "--feed-url", "kraken=\(exchange.url(path: "/ws"))", "--symbols", "BTC", "--max-price-age", "1s",
+            ]))
+        }
+        let clients = nodes.map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        #expect(await eventually(timeout: .seconds(60)) { !exchange.messages.isEmpty }, "the feed's node subscribed")
+        let runner = Mutex<Int?>(nil)
+        let found = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            for (index, client) in clients.enumerated()
+            where (try? await client.healthCheck(timeout: .seconds(5)).cluster?.runsFeed) == true {
+                runner.withLock { $0 = index }
+                return true
+            }
+            return false
+        }
+        #expect(found)
+        let other = clients[1 - (try #require(runner.withLock { $0 }))]
+        // StreamPrices on the other node: its updates carry the source count and the stale flag.
+        let updates = Mutex<[V1.PriceUpdate]>([])
+        let reader = Task {
+            do {
+                for try await update in other.streamPrices(symbols: ["BTC"]) { updates.withLock { $0.append(update) } }
+            } catch {}
+        }
+        defer { reader.cancel() }
+        // Subscribed before the trade: the node has no BTC price yet, so the stream's first message is live.
+        try await Task.sleep(for: .milliseconds(500))
+        exchange.trade("BTC", "64250.5")
+        // One venue quoted it: the price and its source count on the other node, then, a second without a quote
+        // later, stale there too; the next quote clears it.
+        let quoted = await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+            updates.withLock { $0.contains { $0.price == V1.Decimal(mantissa: 642_505, scale: 1) && $0.sources == 1 } }
+        }
+        #expect(quoted, "\(updates.withLock { $0 })")
+        let stale = await eventually(timeout: .seconds(60), interval: .milliseconds(50)) {
+            updates.withLock { $0.last?.stale == true }
+        }
+        #expect(stale, "\(updates.withLock { $0 })")
+        exchange.trade("BTC", "64251")
+        let fresh = await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+            updates.withLock { $0.last.map { !$0.stale && $0.price == V1.Decimal(mantissa: 64_251, scale: 0) } ?? false }
+        }
+        #expect(fresh, "\(updates.withLock { $0 })")
+        #expect(updates.withLock { $0.filter(\.stale).count } == 1, "one update says it turned stale")
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
