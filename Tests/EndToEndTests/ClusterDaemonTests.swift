@@ -561,7 +561,7 @@ struct ClusterDaemonTests {
         #expect(fresh)
     }
 
-    @Test("a live feed's source count and its symbol turning stale reach the node that does not run the feed")
+    @Test("a live feed's source count and its symbol turning stale reach the node that does not run the feed; health shows the feed where it runs")
     func staleAndSourcesReachEveryNode() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let exchange = try await FakeExchange.start(venue: "kraken")
@@ -614,6 +614,11 @@ struct ClusterDaemonTests {
         }
         #expect(fresh, "\(updates.withLock { $0 })")
         #expect(updates.withLock { $0.filter(\.stale).count } == 1, "one update says it turned stale")
+        // Health describes the feed where it runs: connected, with the messages it read; the other node runs none.
+        let runnerFeeds = try await clients[try #require(runner.withLock { $0 })].healthCheck().feeds
+        #expect(runnerFeeds.map(\.name) == ["kraken"])
+        #expect(runnerFeeds.allSatisfy { $0.connected && $0.messages > 0 }, "\(runnerFeeds)")
+        #expect(try await other.healthCheck().feeds.allSatisfy { !$0.connected && $0.messages == 0 })
     }
 
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {

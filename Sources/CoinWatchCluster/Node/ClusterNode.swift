@@ -275,6 +275,8 @@ public final class ClusterNode: @unchecked Sendable {
                 if key == Self.feedLeaseKey(feedName), let feed = runningFeed {
                     feed.stop()
                     runningFeed = nil
+                    // Health and metrics describe the service's own feed again, which a cluster node never starts.
+                    if let own = service?.feed { service?.health.reportFeedSources { own.sourceStats } }
                 }
             case .acquired(let lease):
                 if let shard = ClusterShards.shard(ofLeaseKey: lease.key) {
@@ -287,6 +289,8 @@ public final class ClusterNode: @unchecked Sendable {
                         let feed = try makeFeed()
                         feed.start()
                         runningFeed = feed
+                        // Health/Check's sources and the feed metrics describe the feed that runs.
+                        service?.health.reportFeedSources { feed.sourceStats }
                     } catch {
                         logger.error("cannot start the feed", ["error": "\(error)"])
                     }
