@@ -81,17 +81,7 @@ public final class PriceHub: Sendable {
         if let upstream = upstream.withLock({ $0 }) {
             let maxSymbols = configuration.maxKnownSymbols
             let accepted = state.withLock { state -> [PriceTick] in
-                guard !state.isClosed else { return [] }
-                guard state.latest.count + ticks.count > maxSymbols else { return ticks }
-                var known = state.latest.count
-                var added = Set<Symbol>()
-                return ticks.filter { tick in
-                    if state.latest[tick.symbol] != nil || added.contains(tick.symbol) { return true }
-                    guard known < maxSymbols else { return false }
-                    known += 1
-                    added.insert(tick.symbol)
-                    return true
-                }
+                state.isClosed ? [] : Self.withinSymbolLimit(ticks, known: state.latest, max: maxSymbols)
             }
             if accepted.count < ticks.count {
                 counters.refusedTicks.add(ticks.count - accepted.count, ordering: .relaxed)
@@ -119,22 +109,17 @@ public final class PriceHub: Sendable {
                 guard !state.isClosed else { return nil }
                 state.version += 1
                 let version = state.version
-                var accepted: [PriceTick]?
-                for (index, tick) in ticks.enumerated() {
-                    if state.latest.count >= maxSymbols && state.latest[tick.symbol] == nil {
-                        if accepted == nil { accepted = Array(ticks[..<index]) }
-                        continue
-                    }
+                let accepted = Self.withinSymbolLimit(ticks, known: state.latest, max: maxSymbols)
+                for tick in accepted {
                     state.latest[tick.symbol] = LatestPrice(
                         price: tick.price, timeMs: tick.timeMs, version: version, sources: tick.sources,
                         isStale: tick.isStale)
-                    accepted?.append(tick)
                 }
                 var targets: [LoopPriceFanout] = []
                 for index in state.fanouts.indices where state.subscriberCounts[index] > 0 {
                     targets.append(state.fanouts[index])
                 }
-                return (version, accepted ?? ticks, targets)
+                return (version, accepted, targets)
             }
             guard let (version, applied, targets) = outcome else {
                 counters.refusedTicks.add(ticks.count, ordering: .relaxed)
@@ -164,10 +149,7 @@ public final class PriceHub: Sendable {
         if let upstream = upstream.withLock({ $0 }) {
             let stale = state.withLock { state -> [PriceTick] in
                 guard !state.isClosed else { return [] }
-                return symbols.compactMap { symbol in
-                    guard let latest = state.latest[symbol], !latest.isStale else { return nil }
-                    return PriceTick(symbol: symbol, price: latest.price, timeMs: latest.timeMs, sources: 0, isStale: true)
-                }
+                return symbols.compactMap { Self.staleTick($0, state.latest[$0]) }
             }
             if !stale.isEmpty { upstream.publish(stale) }
             return stale.count
@@ -177,13 +159,12 @@ public final class PriceHub: Sendable {
                 guard !state.isClosed else { return nil }
                 var stale: [PriceTick] = []
                 for symbol in symbols {
-                    guard var latest = state.latest[symbol], !latest.isStale else { continue }
+                    guard var latest = state.latest[symbol], let tick = Self.staleTick(symbol, latest) else { continue }
                     if stale.isEmpty { state.version += 1 }
                     latest.isStale = true
                     latest.version = state.version
                     state.latest[symbol] = latest
-                    stale.append(PriceTick(
-                        symbol: symbol, price: latest.price, timeMs: latest.timeMs, sources: 0, isStale: true))
+                    stale.append(tick)
                 }
                 var targets: [LoopPriceFanout] = []
                 for index in state.fanouts.indices where state.subscriberCounts[index] > 0 {
@@ -195,6 +176,29 @@ public final class PriceHub: Sendable {
             deliver(stale, version: version, to: targets)
             return stale.count
         }
+    }
+
+    /// `ticks` less those for new symbols past `max` known ones, a new symbol counted once however often the batch
+    /// names it: the rule `deliver` applies, in one place so that `publish` to an upstream refuses what every
+    /// node's hub would. `ticks` itself when nothing can be refused.
+    private static func withinSymbolLimit(_ ticks: [PriceTick], known: [Symbol: LatestPrice], max: Int) -> [PriceTick] {
+        guard known.count + ticks.count > max else { return ticks }
+        var count = known.count
+        var added = Set<Symbol>()
+        return ticks.filter { tick in
+            if known[tick.symbol] != nil || added.contains(tick.symbol) { return true }
+            guard count < max else { return false }
+            count += 1
+            added.insert(tick.symbol)
+            return true
+        }
+    }
+
+    /// The tick that says `symbol` turned stale: its last price and time, no sources; nil without a price or when
+    /// it is stale already.
+    private static func staleTick(_ symbol: Symbol, _ latest: LatestPrice?) -> PriceTick? {
+        guard let latest, !latest.isStale else { return nil }
+        return PriceTick(symbol: symbol, price: latest.price, timeMs: latest.timeMs, sources: 0, isStale: true)
     }
 
     /// Hands an applied batch to every loop with streams and to the alert hook. Under `publishOrder`.
