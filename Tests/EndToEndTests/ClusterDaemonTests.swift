@@ -609,11 +609,16 @@ struct ClusterDaemonTests {
         }
         #expect(stale, "\(updates.withLock { $0 })")
         exchange.trade("BTC", "64251")
-        let fresh = await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
-            updates.withLock { $0.last.map { !$0.stale && $0.price == V1.Decimal(mantissa: 64_251, scale: 0) } ?? false }
+        // Looked for among all updates, not as the last: a second later, without another quote, it turns stale again.
+        let cleared = await eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+            updates.withLock { $0.contains { !$0.stale && $0.price == V1.Decimal(mantissa: 64_251, scale: 0) } }
         }
-        #expect(fresh, "\(updates.withLock { $0 })")
-        #expect(updates.withLock { $0.filter(\.stale).count } == 1, "one update says it turned stale")
+        #expect(cleared, "\(updates.withLock { $0 })")
+        let beforeClearing = updates.withLock { all in
+            all.prefix { $0.stale || $0.price != V1.Decimal(mantissa: 64_251, scale: 0) }
+        }
+        #expect(beforeClearing.filter(\.stale).count == 1, "one update says it turned stale: \(beforeClearing)")
+        #expect(beforeClearing.last?.stale == true, "the stale update came right before the next price")
         // Health describes the feed where it runs: connected, with the messages it read; the other node runs none.
         let runnerFeeds = try await clients[try #require(runner.withLock { $0 })].healthCheck().feeds
         #expect(runnerFeeds.map(\.name) == ["kraken"])
