@@ -143,6 +143,25 @@ struct PriceHubMethodsTests {
         await harness.shutdown()
     }
 
+    @Test("in cluster mode (an upstream), PublishPrices refuses new symbols past the limit with the same error")
+    func theSymbolLimitIsRefusedThroughAnUpstream() async throws {
+        var configuration = PriceHub.Configuration()
+        configuration.maxKnownSymbols = 2
+        let harness = try HubHarness(hub: configuration)
+        let upstream = HeldUpstream()
+        harness.hub.route(through: upstream)
+        let client = try await harness.connect()
+        let refusal = RPCError(
+            code: .resourceExhausted,
+            message: "the hub tracks at most 2 symbols; ticks for new symbols were refused (2 of 3 applied)")
+        await #expect(throws: refusal) {
+            _ = try await client.unary(
+                V1.CoinWatch.publishPrices, Self.publishRequest([("AA", "1"), ("BB", "1"), ("CC", "1")]))
+        }
+        #expect(upstream.take().map(\.symbol.rawValue) == ["AA", "BB"])
+        await harness.shutdown()
+    }
+
     @Test func tooManyTicksOrSymbolsAreRefused() async throws {
         var configuration = PriceHub.Configuration()
         configuration.maxTicksPerPublish = 3
