@@ -85,16 +85,6 @@ public final class NATSCluster: Sendable {
             throw ServerProcessError(message: "nats-server \(name) did not listen within 60 s:\n\(log)")
         }
 
-        /// SIGSTOP: a hung server, which keeps every connection open and answers nothing until `resume()`.
-        public func pause() {
-            pid.withLock { pid in if let pid { _ = Glibc.kill(pid, SIGSTOP) } }
-        }
-
-        /// SIGCONT after `pause()`: the server reads what waited meanwhile.
-        public func resume() {
-            pid.withLock { pid in if let pid { _ = Glibc.kill(pid, SIGCONT) } }
-        }
-
         /// SIGKILL and reap: a crash.
         public func kill() {
             pid.withLock { pid in

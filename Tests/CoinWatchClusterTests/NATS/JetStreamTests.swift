@@ -112,40 +112,6 @@ struct JetStreamTests {
         #expect(outcome.revisionsMatch, "each success reports the revision the bucket holds")
     }
 
-    @Test("a batch the server does not answer in time fails as timeouts, and the next batch gets its own answers")
-    func aBatchThatTimesOut() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
-        let urls = nats.urls
-        let server = nats.servers[0]
-        let (connection, bucket) = try await onOwnThread { () throws -> (NATSConnection, KeyValueBucket) in
-            let connection = try testConnection(urls)
-            // The production default: the batch after the pause gets as long for its answers as a node gives them.
-            let jetStream = try JetStream(connection: connection, waitMs: 5_000)
-            let bucket = try jetStream.keyValue(.init(name: "t-hung"))
-            _ = try bucket.create("kept", [1])
-            return (connection, bucket)
-        }
-        defer { connection.close() }
-        server.pause()
-        let hung = try await onOwnThread { bucket.updateAll([("a", [1], 0), ("b", [2], 0)]) }
-        server.resume()
-        #expect(hung.map { (try? $0.get()) == nil ? "failed" : "stored" } == ["failed", "failed"])
-        #expect(hung.allSatisfy { if case .failure(let error) = $0 { error.code == .timeout } else { false } }, "\(hung)")
-        // Whether the server still stores what waited in its socket ("it may still be stored") and answers it late
-        // is up to the library and the server; either way the next batch gets its own answers, in order.
-        let next = try await onOwnThread { () throws -> ([String], [UInt8]?) in
-            let results = bucket.updateAll([("c", [3], 0), ("kept", [9], 0), ("d", [4], 0)])
-            return (results.map { result in
-                switch result {
-                case .success: "stored"
-                case .failure(let error): error.code.name
-                }
-            }, try bucket.get("kept")?.value)
-        }
-        #expect(next.0 == ["stored", "conflict", "stored"])
-        #expect(next.1 == [1])
-    }
-
     @Test func anOrderedConsumerStartsWhereItIsTold() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let urls = nats.urls
