@@ -119,6 +119,10 @@ struct SettingsRound: Sendable {
     let changes: [SettingsChange]
     /// The journal sequence number of the round's batch; nil when it wrote nothing.
     let sequence: UInt64?
-    /// Why the round's batch was refused (every request then fails); nil when it was appended or empty.
+    /// Why the round's batch was refused (every request then fails on a single node); nil when it was appended or
+    /// empty.
     let appendError: RPCError?
+    /// Cluster mode: what the round staged was stored in the cluster before it was appended, so the journal holds
+    /// only this node's copy and a local failure does not fail the round.
+    let isReplicated: Bool
 }

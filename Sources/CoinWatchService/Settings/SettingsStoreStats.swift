@@ -10,9 +10,11 @@ public struct SettingsStoreStats: Sendable, Hashable {
     public var requestsPerBatch: [UInt64] = []
     /// The most requests one written batch held.
     public var largestBatch: Int = 0
-    /// Batches LevelDB refused; every request in them failed and memory kept its previous state.
+    /// Batches the journal refused or could not sync. On a single node every request in them failed and memory kept
+    /// its previous state; in cluster mode the cluster had stored them, so they were answered and only this node's
+    /// local copy misses them (until its next start reads the bucket again).
     public var batchesFailed: UInt64 = 0
-    /// LevelDB's message for the most recent refused batch, `nil` if none was refused.
+    /// The journal's message for the most recent refused or unsynced batch, `nil` if there was none.
     public var lastWriteError: String? = nil
     /// Saves and deletes answered with success.
     public var writesCommitted: UInt64 = 0

@@ -23,8 +23,10 @@ import Darwin
 /// flight the writer already validates, encodes and appends the next round, so a round's CPU work overlaps the
 /// previous round's disk wait, and a sync that starts late covers every round appended meanwhile.
 ///
-/// A failed sync fails every round it covered, and every round validated before the writer heard of the failure
-/// (they may build on a state that never became durable): the failure epoch tells them apart.
+/// On a single node a failed sync fails every round it covered, and every round validated before the writer heard of
+/// the failure (they may build on a state that never became durable): the failure epoch tells them apart. In cluster
+/// mode the journal is only this node's copy: a round's states were stored in the cluster before it was appended, so
+/// a refused append or a failed sync costs the copy, never the round (docs/SCALING.md, "What each node keeps").
 final class SettingsWriter: Sendable {
     typealias ChangeHandler = SettingsStore.ChangeHandler
 
@@ -251,9 +253,6 @@ final class SettingsWriter: Sendable {
             for attached in attachedWrites { batch.put(attached.key, attached.value) }
             do {
                 sequence = try sink.append(batch)
-                for (key, state) in staged {
-                    rounds.inFlight[key] = (rounds.number, state)
-                }
             } catch {
                 appendError = RPCError(storeWriteFailure: error)
                 statistics.withLock { stats in
@@ -261,10 +260,16 @@ final class SettingsWriter: Sendable {
                     stats.lastWriteError = error.message
                 }
             }
+            if sequence != nil || replicator != nil {
+                for (key, state) in staged {
+                    rounds.inFlight[key] = (rounds.number, state)
+                }
+            }
         }
         return SettingsRound(
             number: rounds.number, epoch: epoch, requests: requests, outcomes: finalOutcomes, staged: staged,
-            records: records, changes: changes, sequence: sequence, appendError: appendError)
+            records: records, changes: changes, sequence: sequence, appendError: appendError,
+            isReplicated: replicator != nil)
     }
 
     /// A device's state as of the requests processed so far: this round's, else the latest round in flight's, else
@@ -316,14 +321,20 @@ final class SettingsWriter: Sendable {
                     stats.batchesFailed += 1
                     stats.lastWriteError = error.message
                 }
-                lastSyncFailure.withLock { $0 = syncError }
-                failureEpoch.add(1, ordering: .acquiringAndReleasing)
+                if rounds.contains(where: { !$0.isReplicated }) {
+                    lastSyncFailure.withLock { $0 = syncError }
+                    failureEpoch.add(1, ordering: .acquiringAndReleasing)
+                }
             }
         }
         let epoch = failureEpoch.load(ordering: .acquiring)
         EventLoop.coalescingWakes {
             for round in rounds {
-                if let error = syncError ?? round.appendError {
+                if round.isReplicated {
+                    // What it staged is stored in the cluster: memory and the answers follow the cluster, and the
+                    // local copy a failure missed is filled from the bucket at the next start.
+                    commit(round)
+                } else if let error = syncError ?? round.appendError {
                     fail(round, error)
                 } else if round.epoch < epoch {
                     fail(round, lastSyncFailure.withLock { $0 } ?? RPCError(code: .unavailable, message: "store write failed"))

@@ -147,6 +147,8 @@ func memorySettings(of store: SettingsStore) -> [String: V1.Settings] {
 final class FailingSink: SettingsBatchSink {
     let database: Database
     let failure = Mutex<StoreError?>(nil)
+    /// The error `sync` throws while one is set (appends still succeed).
+    let syncFailure = Mutex<StoreError?>(nil)
 
     init(database: Database) {
         self.database = database
@@ -162,5 +164,9 @@ final class FailingSink: SettingsBatchSink {
         return sequence.add(1, ordering: .relaxed).newValue
     }
 
-    func sync(through sequence: UInt64) throws(StoreError) {}
+    func sync(through sequence: UInt64) throws(StoreError) {
+        if let error = syncFailure.withLock({ $0 }) {
+            throw error
+        }
+    }
 }
