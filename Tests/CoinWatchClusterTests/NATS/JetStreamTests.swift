@@ -112,6 +112,41 @@ struct JetStreamTests {
         #expect(outcome.revisionsMatch, "each success reports the revision the bucket holds")
     }
 
+    @Test("a batch's messages nobody acknowledges fail as timeouts beside those stored, and the next batch gets its own answers")
+    func aBatchThatTimesOut() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (first, next, kept) = try await onOwnThread { () throws -> ([String], [String], [UInt8]?) in
+            let connection = try testConnection(urls)
+            defer { connection.close() }
+            // No stream holds `t.silent.>`, but a plain subscriber does: a JetStream publish there is delivered
+            // and never acknowledged (no "no responders" either), however slow or fast the machine is.
+            let silent = try connection.subscribe("t.silent.>")
+            try connection.flush(timeoutMs: 5_000)
+            // The production default: long enough for a loaded machine's stored messages to be acknowledged.
+            let jetStream = try JetStream(connection: connection, waitMs: 5_000)
+            let bucket = try jetStream.keyValue(.init(name: "t-hung"))
+            _ = try bucket.create("kept", [1])
+            let first = jetStream.publishAll([
+                ("t.silent.a", [1], .none), (bucket.subject("b"), [2], .none), ("t.silent.c", [3], .none),
+            ])
+            let delivered = try silent.next(timeoutMs: 5_000)
+            let next = bucket.updateAll([("c", [3], 0), ("kept", [9], 0), ("d", [4], 0)])
+            let names = { (results: [Result<UInt64, ClusterError>]) in
+                results.map { result in
+                    switch result {
+                    case .success: "stored"
+                    case .failure(let error): error.code.name
+                    }
+                }
+            }
+            return (names(first) + [delivered?.subject ?? "nothing delivered"], names(next), try bucket.get("kept")?.value)
+        }
+        #expect(first == ["timeout", "stored", "timeout", "t.silent.a"])
+        #expect(next == ["stored", "conflict", "stored"])
+        #expect(kept == [1])
+    }
+
     @Test func anOrderedConsumerStartsWhereItIsTold() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let urls = nats.urls
