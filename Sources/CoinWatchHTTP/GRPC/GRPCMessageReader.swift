@@ -14,7 +14,10 @@ package struct GRPCMessageReader {
     }
 
     package let maxMessageBytes: Int
-    private var prefix: [UInt8] = []
+    /// The prefix bytes read so far (big-endian in the low bytes) and how many: kept inline, as a reader is made
+    /// per stream and an array here would be an allocation per call.
+    private var prefix: UInt64 = 0
+    private var prefixCount = 0
     private var expected = -1
     private var message: [UInt8] = []
     package private(set) var failure: Failure?
@@ -24,7 +27,7 @@ package struct GRPCMessageReader {
     }
 
     /// Whether a message has begun and is not complete (the body may not end here).
-    var isInsideMessage: Bool { !prefix.isEmpty || expected >= 0 }
+    var isInsideMessage: Bool { prefixCount > 0 || expected >= 0 }
 
     /// Feeds body bytes; calls `deliver` with each complete message (valid during the call). Stops at the first
     /// failure, which stays set.
@@ -32,21 +35,25 @@ package struct GRPCMessageReader {
         var input = bytes[...]
         while failure == nil && !input.isEmpty {
             if expected < 0 {
-                let take = min(5 - prefix.count, input.count)
-                prefix.append(contentsOf: input.prefix(take))
-                input = input.dropFirst(take)
-                guard prefix.count == 5 else { return }
-                switch prefix[0] {
+                while prefixCount < 5, let byte = input.first {
+                    prefix = prefix << 8 | UInt64(byte)
+                    prefixCount += 1
+                    input = input.dropFirst()
+                }
+                guard prefixCount == 5 else { return }
+                let flag = UInt8(truncatingIfNeeded: prefix >> 32)
+                switch flag {
                 case 0: break
                 case 1: failure = .compressed; return
-                default: failure = .badFlag(prefix[0]); return
+                default: failure = .badFlag(flag); return
                 }
-                let length = Int(prefix[1]) << 24 | Int(prefix[2]) << 16 | Int(prefix[3]) << 8 | Int(prefix[4])
+                let length = Int(prefix & 0xFFFF_FFFF)
                 guard length <= maxMessageBytes else {
                     failure = .tooLarge(length)
                     return
                 }
-                prefix.removeAll(keepingCapacity: true)
+                prefix = 0
+                prefixCount = 0
                 expected = length
                 if length == 0 {
                     expected = -1

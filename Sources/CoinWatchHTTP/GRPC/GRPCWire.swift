@@ -51,8 +51,12 @@ enum GRPCWire {
 
     /// The trailers (or a Trailers-Only response's fields) carrying `code` and `message`.
     static func statusFields(code: Int32, message: String) -> [(name: String, value: String)] {
+        if code == 0 && message.isEmpty { return okFields }
         var fields = [(name: "grpc-status", value: String(code))]
         if !message.isEmpty { fields.append(("grpc-message", percentEncoded(message))) }
         return fields
     }
+
+    /// The trailers of every successful call, made once.
+    private static let okFields = [(name: "grpc-status", value: "0")]
 }

@@ -34,9 +34,14 @@ extension HTTP2Connection {
             server.logger.debug("gRPC request announces an encoding this server does not use",
                                 ["peer": peer, "encoding": encoding])
         }
-        let methodPath = String(stream.target.text.dropFirst())
-        guard let index = server.dispatcher.methods.index(path: methodPath) else {
-            refuse(stream, .unimplemented, "unknown method '\(methodPath)'")
+        // The table is searched with the target's bytes: a String of the method's path would be an allocation
+        // per call.
+        var target = stream.target.text
+        let found = target.withUTF8 { bytes in
+            bytes.isEmpty ? nil : server.dispatcher.methods.index(path: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.dropFirst())))
+        }
+        guard let index = found else {
+            refuse(stream, .unimplemented, "unknown method '\(stream.target.text.dropFirst())'")
             return
         }
         if let text = stream.timeout, GRPCWire.timeoutNanos(text) == nil {
@@ -192,8 +197,16 @@ extension HTTP2Connection {
             body: body, responder: responder, eventLoop: eventLoop, peer: peer)
     }
 
+    static let grpcContentType = "application/grpc"
+    static let grpcProtoContentType = "application/grpc+proto"
+
+    /// The answer's content type: `application/grpc+proto` when the request named it (in any case), otherwise
+    /// `application/grpc`. Compared as bytes, without a lower-cased copy.
     func responseContentType(_ stream: HTTP2Stream) -> String {
-        let type = (stream.contentType ?? "").lowercased()
-        return type.hasPrefix("application/grpc+proto") ? "application/grpc+proto" : "application/grpc"
+        let expected = Self.grpcProtoContentType.utf8
+        guard let type = stream.contentType?.utf8, type.count >= expected.count,
+              zip(type, expected).allSatisfy({ HTTP1Parser.lowercase($0) == $1 })
+        else { return Self.grpcContentType }
+        return Self.grpcProtoContentType
     }
 }

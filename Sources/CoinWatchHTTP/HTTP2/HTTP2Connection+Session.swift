@@ -46,7 +46,11 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         guard stream.headerBytes <= Int(configuration.http2.session.maxHeaderListSize) else { return false }
         let key = String(decoding: name, as: UTF8.self)
         let text = String(decoding: value, as: UTF8.self)
-        if !key.hasPrefix(":") { stream.headers.append((key, text)) }
+        if !key.hasPrefix(":") {
+            // Room for a usual request's headers at once, rather than growing through 1, 2, 4 entries.
+            if stream.headers.isEmpty { stream.headers.reserveCapacity(8) }
+            stream.headers.append((key, text))
+        }
         switch key {
         case ":method": stream.method = text
         case ":path": stream.target = RequestTarget(text)

@@ -73,9 +73,17 @@ extension HTTP2Connection: CallSink {
     private func startResponse(_ stream: HTTP2Stream) {
         guard !stream.responseStarted else { return }
         stream.responseStarted = true
-        _ = session.respond(streamID: stream.id, headers: [
-            (":status", "200"), ("content-type", responseContentType(stream)), ("grpc-accept-encoding", "identity"),
-        ], body: true)
+        let asksForProto = responseContentType(stream) == Self.grpcProtoContentType
+        _ = session.respond(streamID: stream.id, headers: asksForProto ? Self.grpcProtoResponseHeaders : Self.grpcResponseHeaders,
+                            body: true)
+    }
+
+    /// A gRPC answer's headers, made once (they differ only in the content type the request named).
+    private static let grpcResponseHeaders = responseHeaders(contentType: grpcContentType)
+    private static let grpcProtoResponseHeaders = responseHeaders(contentType: grpcProtoContentType)
+
+    private static func responseHeaders(contentType: String) -> [(name: String, value: String)] {
+        [(":status", "200"), ("content-type", contentType), ("grpc-accept-encoding", "identity")]
     }
 
     /// No more messages: the body ends once drained, then the trailers carry the status.

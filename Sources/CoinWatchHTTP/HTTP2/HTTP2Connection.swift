@@ -26,6 +26,8 @@ final class HTTP2Connection: EventLoopFlushHook {
     let metrics: LoopCallMetrics
     var streams: [Int32: HTTP2Stream] = [:]
     var events: [Event] = []
+    /// An empty buffer for `processEvents` to swap with `events`.
+    private var spareEvents: [Event] = []
     /// Calls running on this connection (admission counts them against the per-connection limit).
     var liveCalls = 0
     /// Refused streams whose answer is sent while their request goes on: RST_STREAM(NO_ERROR) is due.
@@ -86,8 +88,15 @@ final class HTTP2Connection: EventLoopFlushHook {
     /// Handles what the callbacks recorded, in order.
     func processEvents() {
         while !events.isEmpty {
-            let batch = events
-            events.removeAll(keepingCapacity: true)
+            // The batch and `events` trade buffers with `spareEvents`, so that neither is copied: emptying an
+            // array while a copy of it is alive allocates a new buffer, twice per call.
+            var batch: [Event] = []
+            swap(&batch, &spareEvents)
+            swap(&batch, &events)
+            defer {
+                batch.removeAll(keepingCapacity: true)
+                spareEvents = batch
+            }
             for event in batch {
                 switch event {
                 case .headers(let id): headersComplete(id)

@@ -82,7 +82,7 @@ final class HTTP2Stream {
     var pendingCount: Int { pending.count - pendingStart }
 
     /// Whether the request's content type is gRPC's.
-    var carriesGRPC: Bool { (contentType ?? "").lowercased().hasPrefix("application/grpc") }
+    var carriesGRPC: Bool { HTTPRoute.isGRPC(contentType: contentType) }
 
     /// Appends one length-prefixed gRPC message (`payload` then `suffix`).
     func appendMessage(_ payload: UnsafeRawBufferPointer, _ suffix: UnsafeRawBufferPointer) {
@@ -90,6 +90,9 @@ final class HTTP2Stream {
             pending.removeAll(keepingCapacity: pending.capacity <= 64 << 10)
             pendingStart = 0
         }
+        // The first message is laid out in one allocation (prefix, then payload, would be two); later ones grow
+        // the buffer as an array grows.
+        if pending.isEmpty { pending.reserveCapacity(5 + payload.count + suffix.count) }
         GRPCMessageReader.writePrefix(length: payload.count + suffix.count, into: &pending)
         pending.append(contentsOf: payload)
         pending.append(contentsOf: suffix)

@@ -189,28 +189,35 @@ final class NGHTTP2Session {
     }
 
     /// Lays `fields` out as `nghttp2_nv` entries over one byte buffer for the duration of `body` (nghttp2
-    /// copies them during the submit call).
+    /// copies them during the submit call). Both live in temporary storage (the stack, for the few small fields
+    /// a response has), sized by one pass over the fields: a gRPC answer submits headers and trailers, and growing
+    /// heap arrays for them cost about ten allocations per call.
     private static func withHeaders<Result>(
         _ fields: [(name: String, value: String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Result
     ) -> Result {
-        var bytes: [UInt8] = []
-        var offsets: [(Int, Int, Int, Int)] = []
-        for (name, value) in fields {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: value.utf8)
-            offsets.append((nameStart, valueStart - nameStart, valueStart, bytes.count - valueStart))
-        }
-        if bytes.isEmpty { bytes.append(0) }
-        return bytes.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            let nva = offsets.map { nameStart, nameCount, valueStart, valueCount in
-                nghttp2_nv(name: base + nameStart, value: base + valueStart, namelen: nameCount, valuelen: valueCount,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        var byteCount = 0
+        for (name, value) in fields { byteCount += name.utf8.count + value.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { bytes in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(fields.count, 1)) { nva in
+                var offset = 0
+                for (index, (name, value)) in fields.enumerated() {
+                    let nameStart = bytes.baseAddress! + offset
+                    offset += copy(name, into: bytes, at: offset)
+                    let valueStart = bytes.baseAddress! + offset
+                    offset += copy(value, into: bytes, at: offset)
+                    (nva.baseAddress! + index).initialize(to: nghttp2_nv(
+                        name: nameStart, value: valueStart, namelen: valueStart - nameStart,
+                        valuelen: bytes.baseAddress! + offset - valueStart, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                return body(UnsafePointer(nva.baseAddress!), fields.count)
             }
-            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
         }
+    }
+
+    /// Copies `text`'s UTF-8 into `buffer` from `offset`; returns how many bytes.
+    private static func copy(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        let (_, end) = UnsafeMutableBufferPointer(rebasing: buffer[offset...]).initialize(from: text.utf8)
+        return end
     }
 
     fileprivate static func from(_ user: UnsafeMutableRawPointer?) -> NGHTTP2Session {

@@ -43,4 +43,22 @@ import Testing
         ([1, 0, 0, 0, 1, 7] as [UInt8]).withUnsafeBytes { bytes in compressed.append(bytes) { _ in Issue.record("no message expected") } }
         #expect(compressed.failure == .compressed)
     }
+
+    @Test("a prefix read a byte at a time keeps all four length bytes and the flag")
+    func prefixByteByByte() {
+        var reader = GRPCMessageReader(maxMessageBytes: 1 << 24)
+        for byte: UInt8 in [0, 0x01, 0x02, 0x03, 0x04] {
+            #expect(reader.failure == nil)
+            [byte].withUnsafeBytes { bytes in reader.append(bytes) { _ in Issue.record("no message expected") } }
+        }
+        #expect(reader.failure == .tooLarge(0x0102_0304))
+        var flagged = GRPCMessageReader(maxMessageBytes: 16)
+        for byte: UInt8 in [0x80, 0, 0, 0, 1] {
+            [byte].withUnsafeBytes { bytes in flagged.append(bytes) { _ in Issue.record("no message expected") } }
+        }
+        #expect(flagged.failure == .badFlag(0x80))
+        var partial = GRPCMessageReader(maxMessageBytes: 16)
+        ([0, 0] as [UInt8]).withUnsafeBytes { bytes in partial.append(bytes) { _ in Issue.record("no message expected") } }
+        #expect(partial.isInsideMessage && partial.failure == nil)
+    }
 }
