@@ -188,8 +188,11 @@ struct CommandTests {
         ["health"], ["settings", "get", "x"], ["prices"], ["watch"], ["alerts", "x"], ["publish", "BTC", "1"],
     ])
     func unreachable(arguments: [String]) async throws {
-        let address = "127.0.0.1:\(try unusedPort())"
+        // Held bound and not listening, so that no test beside this one can take the port before the CLI tries it.
+        let closed = try RefusingLoopbackPort()
+        let address = "127.0.0.1:\(closed.port)"
         let result = try await CLIProcess.run(arguments, server: address)
+        withExtendedLifetime(closed) {}
         #expect(result.status == 3)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == "error: cannot reach coinwatchd at \(address): connection refused — is it running? (--server / COINWATCH_SERVER)\n")

@@ -48,15 +48,14 @@ struct SocketTests {
     @Test("connecting to a closed port fails with ECONNREFUSED; a bad port is rejected")
     func connectFailures() async throws {
         let client = try EventLoop(name: "test-client")
-        // Bind then close a listener to find a port nobody listens on.
-        let group = try EventLoopGroup(threads: 1, namePrefix: "test-srv")
-        let listener = try ListeningSocket(host: "127.0.0.1", port: 0, group: group) { $0.close() }
-        let port = listener.port
-        listener.close()
-        await group.shutdownGracefully()
+        // A port held bound and not listening: a port found free and released could be taken meanwhile by a test
+        // running beside this one, and the connection would succeed.
+        let closed = try RefusingLoopbackPort()
+        let port = closed.port
         let refused = await #expect(throws: IOError.self) {
             _ = try await Connection.connect(host: "127.0.0.1", port: port, on: client)
         }
+        withExtendedLifetime(closed) {}
         #expect(refused?.function == "connect")
         #expect(refused?.errno == 111)  // ECONNREFUSED
         #expect(refused?.description.contains("127.0.0.1:\(port)") == true)
