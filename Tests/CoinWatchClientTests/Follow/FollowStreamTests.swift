@@ -15,10 +15,11 @@ struct FollowStreamTests {
         try await publisher.publish(ticks)
     }
 
-    /// An address nothing listens on. Not a stopped server's: a server stopped right after it started can miss the
-    /// signal and take the whole stop timeout to die.
-    static func unreachableAddress() throws -> String {
-        "127.0.0.1:\(try freeLoopbackPort())"
+    /// A port nothing listens on, held bound for the test's length, so that a server started by a test beside this
+    /// one cannot take it. Not a stopped server's: a server stopped right after it started can miss the signal and
+    /// take the whole stop timeout to die.
+    static func unreachablePort() throws -> RefusingLoopbackPort {
+        try RefusingLoopbackPort()
     }
 
     @Test("a price stream resumes when its server restarts on the same port, and marks where the new stream began")
@@ -94,7 +95,9 @@ struct FollowStreamTests {
 
     @Test("an unreachable server is retried, unless the first connection must succeed")
     func firstConnection() async throws {
-        let address = try Self.unreachableAddress()
+        let unreachable = try Self.unreachablePort()
+        defer { withExtendedLifetime(unreachable) {} }
+        let address = "127.0.0.1:\(unreachable.port)"
         let patient = try FollowRecorder(address) { $0.followPrices(options: .quick) }
         defer { patient.cancel() }
         #expect(await eventually {
@@ -127,7 +130,9 @@ struct FollowStreamTests {
         // A pause of an hour: only cancellation can end it within the wait.
         var options = FollowOptions()
         options.backoff = FollowBackoff(initial: .seconds(3600), maximum: .seconds(3600))
-        let pausing = try FollowRecorder(try Self.unreachableAddress()) { $0.followPrices(options: options) }
+        let unreachable = try Self.unreachablePort()
+        defer { withExtendedLifetime(unreachable) {} }
+        let pausing = try FollowRecorder("127.0.0.1:\(unreachable.port)") { $0.followPrices(options: options) }
         #expect(await eventually { pausing.states.contains { if case .waiting = $0 { true } else { false } } })
         pausing.cancel()
         #expect(await eventually { pausing.finished })
