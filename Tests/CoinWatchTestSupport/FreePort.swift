@@ -6,7 +6,7 @@ import Glibc
 /// later, as with any free port; a test that needs an address nobody answers on uses it at once, and one that
 /// needs its connections refused holds a `RefusingLoopbackPort` instead.
 public func freeLoopbackPort() throws -> Int {
-    let (fd, port) = try boundLoopbackSocket()
+    let (fd, port) = try loopbackSocket(listening: false)
     close(fd)
     return port
 }
@@ -19,7 +19,7 @@ public final class RefusingLoopbackPort {
     private let fd: Int32
 
     public init() throws {
-        (fd, port) = try boundLoopbackSocket()
+        (fd, port) = try loopbackSocket(listening: false)
     }
 
     deinit {
@@ -27,8 +27,9 @@ public final class RefusingLoopbackPort {
     }
 }
 
-/// A TCP socket bound to a free loopback port (port 0, read back), not listening, and that port.
-private func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
+/// A TCP socket bound to a free loopback port (port 0, read back), listening when `listening`, and that port.
+/// The caller closes it.
+public func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw ServerProcessError(message: "socket: \(String(cString: strerror(errno)))") }
     var address = sockaddr_in()
@@ -51,6 +52,11 @@ private func boundLoopbackSocket() throws -> (fd: Int32, port: Int) {
         let reason = String(cString: strerror(errno))
         close(fd)
         throw ServerProcessError(message: "getsockname: \(reason)")
+    }
+    guard !listening || listen(fd, 16) == 0 else {
+        let reason = String(cString: strerror(errno))
+        close(fd)
+        throw ServerProcessError(message: "listen: \(reason)")
     }
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }

@@ -180,7 +180,7 @@ struct CommandTests {
         let server = try await ServerProcess.start()
         defer { server.stop() }
         let result = try await CLIProcess.run(
-            ["--server", server.address, "health"], server: "127.0.0.1:\(try unusedPort())")
+            ["--server", server.address, "health"], server: "127.0.0.1:\(try freeLoopbackPort())")
         #expect(result.status == 0, "\(result.stderr)")
     }
 
@@ -216,7 +216,7 @@ struct CommandTests {
         ([], "error: missing command (the shell starts only on a terminal)\nUSAGE: coinwatch [options] COMMAND"),
     ])
     func usage(arguments: [String], expected: String) async throws {
-        let result = try await CLIProcess.run(arguments, server: "127.0.0.1:\(try unusedPort())")
+        let result = try await CLIProcess.run(arguments, server: "127.0.0.1:\(try freeLoopbackPort())")
         #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix(expected), "\(result.stderr)")

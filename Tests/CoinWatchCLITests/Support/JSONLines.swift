@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import Foundation
 import Testing
 
@@ -10,35 +11,6 @@ func jsonObject(_ line: Substring, sourceLocation: SourceLocation = #_sourceLoca
 /// The non-empty lines of some output.
 func lines(_ text: String) -> [Substring] {
     text.split(separator: "\n", omittingEmptySubsequences: true)
-}
-
-/// A TCP socket bound to a free loopback port (listening when `listening`), and that port.
-func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard bound == 0, !listening || listen(fd, 16) == 0 else {
-        close(fd)
-        try #require(Bool(false), "cannot bind a loopback socket")
-        return (-1, 0)
-    }
-    return (fd, Int(UInt16(bigEndian: address.sin_port)))
-}
-
-/// A port on which nothing listens: bound, then released.
-func unusedPort() throws -> Int {
-    let (fd, port) = try loopbackSocket(listening: false)
-    close(fd)
-    return port
 }
 
 /// A TCP listener that never answers: connections complete in the kernel's backlog but get no
