@@ -38,7 +38,7 @@ extension HTTP2Connection {
         // per call.
         var target = stream.target.text
         let found = target.withUTF8 { bytes in
-            bytes.isEmpty ? nil : server.dispatcher.methods.index(path: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.dropFirst())))
+            server.dispatcher.methods.index(path: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.dropFirst())))
         }
         guard let index = found else {
             refuse(stream, .unimplemented, "unknown method '\(stream.target.text.dropFirst())'")
@@ -200,13 +200,17 @@ extension HTTP2Connection {
     static let grpcContentType = "application/grpc"
     static let grpcProtoContentType = "application/grpc+proto"
 
-    /// The answer's content type: `application/grpc+proto` when the request named it (in any case), otherwise
-    /// `application/grpc`. Compared as bytes, without a lower-cased copy.
+    /// The answer's content type: `application/grpc+proto` when the request named it, otherwise
+    /// `application/grpc`.
     func responseContentType(_ stream: HTTP2Stream) -> String {
+        asksForGRPCProto(stream) ? Self.grpcProtoContentType : Self.grpcContentType
+    }
+
+    /// Whether the request's content type begins with `application/grpc+proto`, in any case. Compared as bytes,
+    /// without a lower-cased copy.
+    func asksForGRPCProto(_ stream: HTTP2Stream) -> Bool {
         let expected = Self.grpcProtoContentType.utf8
-        guard let type = stream.contentType?.utf8, type.count >= expected.count,
-              zip(type, expected).allSatisfy({ HTTP1Parser.lowercase($0) == $1 })
-        else { return Self.grpcContentType }
-        return Self.grpcProtoContentType
+        guard let type = stream.contentType?.utf8, type.count >= expected.count else { return false }
+        return zip(type, expected).allSatisfy { HTTP1Parser.lowercase($0) == $1 }
     }
 }

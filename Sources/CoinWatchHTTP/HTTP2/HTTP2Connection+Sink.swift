@@ -73,9 +73,8 @@ extension HTTP2Connection: CallSink {
     private func startResponse(_ stream: HTTP2Stream) {
         guard !stream.responseStarted else { return }
         stream.responseStarted = true
-        let asksForProto = responseContentType(stream) == Self.grpcProtoContentType
-        _ = session.respond(streamID: stream.id, headers: asksForProto ? Self.grpcProtoResponseHeaders : Self.grpcResponseHeaders,
-                            body: true)
+        let headers = asksForGRPCProto(stream) ? Self.grpcProtoResponseHeaders : Self.grpcResponseHeaders
+        _ = session.respond(streamID: stream.id, headers: headers, body: true)
     }
 
     /// A gRPC answer's headers, made once (they differ only in the content type the request named).
