@@ -201,6 +201,24 @@ def run(options, check):
     check.equal("the server's own deadline (grpc-timeout 300m) ends the call", (trailers or {}).get("grpc-status"), "4")
     check.equal("with a percent-encoded message", (trailers or {}).get("grpc-message"), "deadline of 300 ms exceeded")
 
+    # The answer names the content type the request named: `application/grpc+proto` (in any case) is echoed,
+    # `application/grpc` stays as it is; a Trailers-Only refusal (an unknown method) does the same.
+    for path, asked, expected in [("/coinwatch.v1.Health/Check", "application/grpc+proto", "application/grpc+proto"),
+                                  ("/coinwatch.v1.Health/Check", "Application/GRPC+Proto", "application/grpc+proto"),
+                                  ("/coinwatch.v1.Health/Check", "application/grpc", "application/grpc"),
+                                  ("/coinwatch.v1.Health/NoSuchMethod", "application/grpc+proto", "application/grpc+proto")]:
+        raw = http2_abuse.Client(host, int(port))
+        raw.send(http2_abuse.frame(http2_abuse.HEADERS, http2_abuse.END_HEADERS, 1, raw.headers(path, content_type=asked)))
+        raw.send(http2_abuse.frame(http2_abuse.DATA, http2_abuse.END_STREAM, 1, http2_abuse.grpc_message(b"")))
+        decoder = hpack.Decoder()
+        first = None
+        for kind, flags, stream, payload in raw.frames(60):
+            if kind == http2_abuse.HEADERS and stream == 1:
+                first = dict(decoder.decode(payload))
+                break
+        raw.close()
+        check.equal(f"{path} asked as {asked}: the answer's content type", (first or {}).get("content-type"), expected)
+
     # A slow reader of every symbol (the simulated feed ticks fast): the stream conflates to the latest price per
     # symbol instead of queueing; what arrives keeps consecutive sequence numbers.
     slow = stub.StreamPrices(pb.StreamPricesRequest(), timeout=120)

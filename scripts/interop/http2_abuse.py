@@ -46,9 +46,9 @@ class Client:
             self.closed = True
             return False
 
-    def headers(self, path, extra=()):
+    def headers(self, path, extra=(), content_type="application/grpc"):
         fields = [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "coinwatch"),
-                  ("content-type", "application/grpc"), ("te", "trailers")] + list(extra)
+                  ("content-type", content_type), ("te", "trailers")] + list(extra)
         return self.encoder.encode(fields)
 
     def frames(self, timeout):
