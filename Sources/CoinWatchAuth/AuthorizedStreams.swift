@@ -1,4 +1,4 @@
-public import CoinWatchRPC
+import CoinWatchRPC
 import Synchronization
 
 /// The open streams that were allowed on a credential, so that revoking the credential ends them too.

@@ -1,5 +1,5 @@
 public import CoinWatchProto
-public import CoinWatchRPC
+import CoinWatchRPC
 
 /// What a Connect request asks for, decided from its head (method, path, query, headers) before its body is
 /// read: the call to make, or the refusal to answer with.

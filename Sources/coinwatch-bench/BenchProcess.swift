@@ -11,7 +11,10 @@ final class BenchProcess: @unchecked Sendable {
 
     init(_ executable: String, _ arguments: [String], outputPath: String) throws {
         self.outputPath = outputPath
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        // The output file is made (or emptied) first: FileHandle(forWritingTo:) opens only a file that exists.
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil) else {
+            throw BenchError("cannot create \(outputPath) for the output of \(executable)")
+        }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

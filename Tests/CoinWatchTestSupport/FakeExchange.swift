@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// A fake exchange for one venue (scripts/feeds/fake_exchange.py, run with the test venv's `websockets`), on a

@@ -1,4 +1,4 @@
-public import CoinWatchRPC
+import CoinWatchRPC
 
 /// Where a credential comes from on each transport, and how its text is read.
 ///

@@ -1,4 +1,4 @@
-public import CoinWatchLogging
+package import CoinWatchLogging
 import CoinWatchMetrics
 import Synchronization
 

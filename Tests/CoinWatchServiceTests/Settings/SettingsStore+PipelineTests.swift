@@ -108,7 +108,7 @@ struct SettingsStorePipelineTests {
     @Test("a failed sync fails its rounds and the rounds built on them; later saves start from the durable state")
     func failedSyncFailsDependentRounds() async throws {
         try await withGatedStore { store, sink in
-            _ = sink.state.withLock { $0.open = true }
+            sink.state.withLock { $0.open = true }
             let first = try await store.save(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")]))
             #expect(first.version == 1)
             sink.state.withLock { $0.open = false }
@@ -146,8 +146,8 @@ struct SettingsStorePipelineTests {
     }
 
     @Test("the rounds handed to the sync thread are bounded by the pending-write limit")
-    func inFlightIsBounded() async throws {
-        try await withTemporaryDirectory(prefix: "settings-pipeline") { directory in
+    func inFlightIsBounded() throws {
+        try withTemporaryDirectory(prefix: "settings-pipeline") { directory in
             let database = try Database(path: databasePath(in: directory))
             defer { database.close() }
             let sink = GatedSink(database: database)
