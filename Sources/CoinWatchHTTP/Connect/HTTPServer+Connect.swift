@@ -22,22 +22,47 @@ extension HTTPServer {
     /// bodies are refused by the HTTP layer (HTTP/1.1 413, HTTP/2 `resource_exhausted`).
     var maxConnectBodyBytes: Int { max(dispatcher.maxMessageBytes + 5, 4 << 20) }
 
-    /// Routes a Connect request whose body has fully arrived and starts its call, or answers its refusal.
+    /// What a Connect request's head decides before its body is looked at: the route, the CORS headers of its
+    /// answer and, for a call, the metadata the method may read. A function of the head and of this server's fixed
+    /// configuration only, so a connection whose client repeats its head may keep it for the next request
+    /// (`HTTP1Session` does).
+    struct ConnectHead {
+        let route: ConnectRoute
+        let cors: [(name: String, value: String)]
+        /// Request headers that are not HTTP's or Connect's own, repeated ones joined as HTTP joins them; empty
+        /// unless `route` is a call.
+        let metadata: [String: String]
+    }
+
+    /// Decides a Connect request's `ConnectHead`.
     ///
     /// - Parameters:
     ///   - header: the value of a request header by lower-case name, nil when absent.
     ///   - headers: every request header (lower-case names), for the call's metadata.
+    func connectHead(
+        method: String, target: RequestTarget, header: (String) -> String?, headers: [(name: String, value: String)]
+    ) -> ConnectHead {
+        let cors = configuration.cors.responseHeaders(origin: header("origin"))
+        let route = ConnectRoute.route(httpMethod: method, path: target.path, query: target.query, header: header,
+                                       methods: connectMethods, maxMessageBytes: dispatcher.maxMessageBytes)
+        var metadata: [String: String] = [:]
+        if case .call = route {
+            for (name, value) in headers where !Self.isConnectReserved(name) {
+                metadata[name] = metadata[name].map { $0 + "," + value } ?? value
+            }
+        }
+        return ConnectHead(route: route, cors: cors, metadata: metadata)
+    }
+
+    /// Starts the call of a Connect request whose body has fully arrived, or answers its refusal.
+    ///
     /// - Returns: the call's sink while the call runs (the transport cancels it when the client goes away and
     ///   tells it when output drains); nil when the request was answered at once.
     func startConnect(
-        method: String, target: RequestTarget, header: (String) -> String?, headers: [(name: String, value: String)],
-        body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String
+        _ head: ConnectHead, body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String
     ) -> ConnectCallSink? {
-        let path = target.path
-        let cors = configuration.cors.responseHeaders(origin: header("origin"))
-        let route = ConnectRoute.route(httpMethod: method, path: path, query: target.query, header: header,
-                                       methods: connectMethods, maxMessageBytes: dispatcher.maxMessageBytes)
-        switch route {
+        let cors = head.cors
+        switch head.route {
         case .httpError(let status, let failure, let extra):
             ConnectExchange.refuse(status: status, failure: failure, headers: extra + cors, responder: responder)
             return nil
@@ -54,14 +79,9 @@ extension HTTPServer {
                 ConnectExchange.refuse(failure, contentType: plan.contentType, responder: responder, extraHeaders: cors)
                 return nil
             case .success(let request):
-                var metadata: [String: String] = [:]
-                for (name, value) in headers where !Self.isConnectReserved(name) {
-                    // Repeated fields are joined as HTTP joins them.
-                    metadata[name] = metadata[name].map { $0 + "," + value } ?? value
-                }
                 let sink = ConnectCallSink.start(plan, request: request, dispatcher: dispatcher, transport: connect,
-                                                 eventLoop: eventLoop, metadata: metadata, peer: peer, responder: responder,
-                                                 extraHeaders: cors)
+                                                 eventLoop: eventLoop, metadata: head.metadata, peer: peer,
+                                                 responder: responder, extraHeaders: cors)
                 return sink.call == nil ? nil : sink
             }
         }

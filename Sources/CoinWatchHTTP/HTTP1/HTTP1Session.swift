@@ -36,6 +36,8 @@ final class HTTP1Session {
     private var finished: HTTP1Exchange?
     /// The buffer answers are built in before they are copied into the connection's output.
     private var scratch: [UInt8] = []
+    /// The last request's head and what it decided, for a next request with the same head.
+    private var lastHead: HTTP1HeadDecision?
 
     init(connection: Connection, server: HTTPServer, peer: String) {
         self.connection = connection
@@ -67,6 +69,7 @@ final class HTTP1Session {
                 // A stream holds the connection for as long as it runs (a dashboard's, for days): what the parser
                 // keeps to make the next request cheaper is let go, so an open stream costs only itself.
                 parser.forgetRecycled()
+                lastHead = nil
             }
         }
         parsed.removeAll(keepingCapacity: true)
@@ -86,21 +89,25 @@ final class HTTP1Session {
 
     /// Starts answering `request`; false when its answer is a stream.
     private func handle(_ request: HTTP1Request) -> Bool {
+        let decision = decide(request)
         let exchange = add(isHead: request.method == "HEAD", isHTTP10: request.minorVersion == 0,
-                           close: !request.keepAlive || draining)
-        let route = HTTPRoute.route(method: request.method, path: request.target.path,
-                                    contentType: request.header("content-type"))
-        switch route {
-        case .connect:
-            exchange.sink = server.startConnect(
-                method: request.method, target: request.target, header: { request.header($0) },
-                headers: request.headers, body: request.body, responder: exchange, eventLoop: connection.eventLoop,
-                peer: peer)
-        default:
-            exchange.respond(server.plainResponse(route, method: request.method, path: request.target.path,
+                           close: !decision.keepAlive || draining)
+        if let connect = decision.connect {
+            exchange.sink = server.startConnect(connect, body: request.body, responder: exchange,
+                                                eventLoop: connection.eventLoop, peer: peer)
+        } else {
+            exchange.respond(server.plainResponse(decision.route, method: request.method, path: request.target.path,
                                                   header: { request.header($0) }))
         }
         return exchange.sink?.call?.isStreaming != true
+    }
+
+    /// What `request`'s head decides: the last request's decision when the head is the same.
+    private func decide(_ request: HTTP1Request) -> HTTP1HeadDecision {
+        if let lastHead, lastHead.decides(request) { return lastHead }
+        let decision = HTTP1HeadDecision(request, server: server)
+        lastHead = request.headers.count <= HTTP1HeadDecision.maxKeptFields ? decision : nil
+        return decision
     }
 
     // MARK: Output

@@ -192,9 +192,9 @@ extension HTTP2Connection {
         }
         let body = stream.body
         stream.body = []
-        stream.connect = server.startConnect(
-            method: stream.method, target: stream.target, header: { stream.header($0) }, headers: stream.headers,
-            body: body, responder: responder, eventLoop: eventLoop, peer: peer)
+        let head = server.connectHead(method: stream.method, target: stream.target, header: { stream.header($0) },
+                                      headers: stream.headers)
+        stream.connect = server.startConnect(head, body: body, responder: responder, eventLoop: eventLoop, peer: peer)
     }
 
     static let grpcContentType = "application/grpc"

@@ -177,6 +177,27 @@ struct ConnectOverHTTP1Tests {
         await running.server.shutdownNow()
     }
 
+    @Test("requests on one connection whose heads differ only a little are each answered as their own head asks")
+    func headsThatDiffer() async throws {
+        let running = try Running()
+        let client = try Client(port: running.server.port)
+        let head = "POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\n"
+        client.raw.send(head + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                        + head + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                        + head + "Content-Type: application/proto\r\nContent-Length: 0\r\n\r\n"
+                        + head + "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{not json}"
+                        + head + "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        let responses = try await Self.responses(5, from: client)
+        #expect(responses.map(\.status) == [200, 200, 200, 400, 200])
+        #expect(responses.map { $0.headers["content-type"] }
+                == ["application/json", "application/json", "application/proto", "application/json", "application/json"])
+        #expect(responses[0].body == #"{"status":"SERVING"}"#)
+        #expect(responses[2].body == "\u{8}\u{1}")
+        #expect(responses.map { $0.headers["connection"] } == [nil, nil, nil, nil, "close"])
+        #expect(try await Self.isClosed(client))
+        await running.server.shutdownNow()
+    }
+
     @Test("CORS: an allowed origin's preflight and calls carry its allowance; another origin gets none")
     func cors() async throws {
         let running = try Running(corsOrigins: ["https://allowed.example"])
