@@ -3,8 +3,8 @@
 /// libFuzzer target: the HTTP/1.1 request parser.
 ///
 /// Input: one byte choosing a read size, then the byte stream a client sends. The stream is parsed whole and in
-/// reads of that size: both must deliver the same requests and end in the same error (the parser may not depend
-/// on how the stream was split); every request must respect the limits; every refusal must carry one of the
+/// reads of that size: both must deliver the same requests, fields and bodies, and end in the same error (the
+/// parser may not depend on how the stream was split, nor on whether it recognised a repeated head); every request must respect the limits; every refusal must carry one of the
 /// statuses the parser answers with. A crash, a hang or a sanitizer report is a finding.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTP1OneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -52,7 +52,10 @@ private func parse(_ stream: UnsafeRawBufferPointer, chunk: Int, limits: HTTP1Pa
               request.method.utf8.count + request.target.text.utf8.count <= limits.maxRequestLineBytes else {
             fatalError("a request beyond the limits was delivered: \(request.method) \(request.target.text)")
         }
-        outcome.summary.append("\(request.method) \(request.target.text) \(request.headers.count) \(request.body.count)")
+        // Everything the request carries: a head recognised as the kept one (only when it lies whole in a read)
+        // must read exactly as the state machine reads it byte by byte.
+        outcome.summary.append("\(request.method) \(request.target.text) 1.\(request.minorVersion) "
+            + request.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|") + " \(request.body)")
     }
     return outcome
 }

@@ -16,7 +16,8 @@ import CoinWatchCore
 /// Why hand-written: Debian packages no maintained incremental parser with limits that fits (the Node.js
 /// http-parser is archived, llhttp and picohttpparser have no Debian development package), and HTTP/1.1 here
 /// serves small requests (operators' endpoints, unary calls). The machine steps on delimiters only: runs of
-/// ordinary bytes between them are checked and copied in one tight loop.
+/// ordinary bytes between them are checked and copied in one tight loop, and a keep-alive client's repeated head
+/// is recognised whole (`KeptHead`) rather than stepped through again.
 /// `Fuzz/FuzzHTTP1` fuzzes it.
 struct HTTP1Parser {
     struct Limits: Sendable {
@@ -68,6 +69,17 @@ struct HTTP1Parser {
     /// without allocating.
     private var spareHeaders: [(name: String, value: String)] = []
     private var spareBody: [UInt8] = []
+    /// The last qualifying head, for the next request to be recognised by (`KeptHead`).
+    private var keptHead = KeptHead()
+    /// The read being parsed and where the current request began in it (nil when it began in an earlier read):
+    /// only set inside `parse`, for `headersComplete` to keep the head.
+    private var input: UnsafeRawBufferPointer?
+    private var requestStart: Int?
+    private var position = 0
+    /// The target of a request whose head was the kept one, split already.
+    private var repeatedTarget: RequestTarget?
+    /// How many heads were recognised as the kept one (tests read it).
+    private(set) var repeatedHeads = 0
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
     private(set) var bytesInRequest = 0
     /// The request being read sent `Expect: 100-continue` and its body has not begun: the client waits for
@@ -83,9 +95,21 @@ struct HTTP1Parser {
 
     /// Parses `bytes`, appending every request it completes to `requests`.
     mutating func parse(_ bytes: UnsafeRawBufferPointer, into requests: inout [HTTP1Request]) throws(HTTP1ParseError) {
+        input = bytes
+        requestStart = nil
+        defer { input = nil }
         var index = 0
         while index < bytes.count {
             if case .failed(let error) = state { throw error }
+            if bytesInRequest == 0 {
+                // A new request: its head may be the kept one again.
+                if let match = keptHead.match(UnsafeRawBufferPointer(rebasing: bytes[index...]), limits: limits) {
+                    index += match.count
+                    if let request = repeatKeptHead(count: match.count, digits: match.digits) { requests.append(request) }
+                    continue
+                }
+                requestStart = index
+            }
             // Bodies are copied in runs, not byte by byte.
             if case .body(let remaining) = state {
                 let take = min(remaining, bytes.count - index)
@@ -120,6 +144,7 @@ struct HTTP1Parser {
                 let byte = bytes[index]
                 index += 1
                 bytesInRequest += 1
+                position = index
                 if let request = try step(byte) { requests.append(request) }
             } catch {
                 state = .failed(error)
@@ -371,7 +396,10 @@ struct HTTP1Parser {
             awaitsContinue = expectsContinue
             return nil
         }
-        guard let first = firstLength else { return finish() }
+        guard let first = firstLength else {
+            keepHead()
+            return finish()
+        }
         guard !lengthsDiffer, !first.isEmpty, first.utf8.count <= 12,
               first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first) else {
             throw .bad("Content-Length '\(values(of: "content-length").joined(separator: ", "))' is not one decimal number")
@@ -379,10 +407,40 @@ struct HTTP1Parser {
         guard length <= limits.maxBodyBytes else {
             throw HTTP1ParseError(status: 413, message: "the body (\(length) bytes) is larger than \(limits.maxBodyBytes) bytes")
         }
+        keepHead()
         if length == 0 { return finish() }
         body.reserveCapacity(length)
         state = .body(remaining: length)
         awaitsContinue = expectsContinue
+        return nil
+    }
+
+    /// Keeps the head just accepted, when it lies whole in this read, for the next request to be recognised by.
+    private mutating func keepHead() {
+        guard let input, let requestStart else { return }
+        keptHead.keep(UnsafeRawBufferPointer(rebasing: input[requestStart..<position]), method: method,
+                      target: target, minorVersion: minorVersion, headers: headers, headerBytes: headerBytes)
+    }
+
+    /// The kept head came again (`count` bytes, with these `Content-Length` digits): the request it makes, when it
+    /// has no body; otherwise the body is read next.
+    private mutating func repeatKeptHead(count: Int, digits: UnsafeRawBufferPointer?) -> HTTP1Request? {
+        method = keptHead.method
+        target = keptHead.target.text
+        minorVersion = keptHead.minorVersion
+        headers.append(contentsOf: keptHead.headers)
+        bytesInRequest = count
+        repeatedHeads += 1
+        // The strings remembered from the last head the machine stepped through stay remembered.
+        swap(&strings, &previousStrings)
+        repeatedTarget = keptHead.target
+        guard let digits, let field = keptHead.length?.field else { return finish() }
+        var length = 0
+        for digit in digits { length = length * 10 + Int(digit - 0x30) }
+        if !Self.equal(headers[field].value, digits) { headers[field].value = String(decoding: digits, as: UTF8.self) }
+        if length == 0 { return finish() }
+        body.reserveCapacity(length)
+        state = .body(remaining: length)
         return nil
     }
 
@@ -397,7 +455,9 @@ struct HTTP1Parser {
     }
 
     private mutating func finish() -> HTTP1Request {
-        let request = HTTP1Request(method: method, target: RequestTarget(target), minorVersion: minorVersion, headers: headers, body: body)
+        let request = HTTP1Request(method: method, target: repeatedTarget ?? RequestTarget(target),
+                                   minorVersion: minorVersion, headers: headers, body: body)
+        repeatedTarget = nil
         state = .method
         method = ""
         target = ""

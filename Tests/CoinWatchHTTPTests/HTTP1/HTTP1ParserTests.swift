@@ -81,6 +81,87 @@ import Testing
         }
     }
 
+    /// Everything a request carries, to compare two parses of it.
+    static func describe(_ requests: [HTTP1Request]) -> [String] {
+        requests.map { request in
+            "\(request.method) \(request.target.text) 1.\(request.minorVersion) "
+                + request.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|") + " " + String(decoding: request.body, as: UTF8.self)
+        }
+    }
+
+    /// `stream` parsed whole and one byte at a time (when no head lies whole in one read, so none is recognised
+    /// as the kept one): the requests and the refusal status of each, and how many heads the whole parse
+    /// recognised.
+    static func wholeAndByBytes(_ stream: String, limits: HTTP1Parser.Limits = .init())
+        -> (whole: [String], byBytes: [String], repeated: Int)
+    {
+        func run(_ chunk: Int) -> ([String], Int) {
+            var parser = HTTP1Parser(limits: limits)
+            var requests: [HTTP1Request] = []
+            var failure: HTTP1ParseError?
+            let bytes = Array(stream.utf8)
+            var start = 0
+            while start < bytes.count && failure == nil {
+                let end = min(bytes.count, start + chunk)
+                Array(bytes[start..<end]).withUnsafeBytes { buffer in
+                    do throws(HTTP1ParseError) { try parser.parse(buffer, into: &requests) } catch { failure = error }
+                }
+                start = end
+            }
+            return (describe(requests) + [failure.map { "refused \($0.status)" } ?? "ok"], parser.repeatedHeads)
+        }
+        let whole = run(.max)
+        return (whole.0, run(1).0, whole.1)
+    }
+
+    @Test("a head repeated but for its Content-Length is recognised whole, and reads as the machine reads it")
+    func keptHead() {
+        let head = "POST /coinwatch.v1.CoinWatch/GetSettings HTTP/1.1\r\nHost: a\r\nContent-Length: "
+        let tail = "\r\nContent-Type: application/proto\r\n\r\n"
+        func request(_ length: String, _ body: String = "") -> String { head + length + tail + body }
+        // Each case: a first request whose head is kept, then what follows it; and whether a head is recognised.
+        let cases: [(String, Bool)] = [
+            (request("3", "abc") + request("3", "xyz") + request("10", "0123456789") + request("0") + request("007", "1234567"), true),
+            (request("3", "abc") + request("003", "abc") + request("1", "a"), true),
+            (request("3", "abc") + request("123456789012", "") , false),          // over the body limit: 413
+            (request("3", "abc") + request("1234567890123", ""), false),          // 13 digits: 400
+            (request("3", "abc") + request("3a", "abc"), false),                  // not a number: 400
+            (request("3", "abc") + request("", "abc"), false),                    // no digits: 400
+            (request("3", "abc") + request(" 3 ", "abc"), false),                 // other whitespace: another head
+            (request("3", "abc") + request("3", "ab"), true),                     // the body is still to come
+            (request("3", "abc") + head.replacing("Settings", with: "Settingz") + "3" + tail + "abc", false),
+            (request("3", "abc") + head.replacing("Host", with: "host") + "3" + tail + "abc", false),
+            (request("3", "abc") + head + "3\r\nContent-Length: 3" + tail + "abc", false),  // two lengths: machine
+            ("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+                + "GET /metrics HTTP/1.1\r\nHost: b\r\n\r\n", true),
+            ("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", false),
+            (request("3", "abc") + request("3", "abc") + "GET / HTTP/1.1\r\n\r\n", true),  // then no Host: 400
+        ]
+        for (stream, recognised) in cases {
+            let outcome = Self.wholeAndByBytes(stream)
+            #expect(outcome.whole == outcome.byBytes, "\(stream)")
+            #expect((outcome.repeated > 0) == recognised, "\(stream)")
+        }
+        // A head at the field section's limit is not taken past it by longer digits.
+        var limits = HTTP1Parser.Limits()
+        let fields = "Host: a\r\nContent-Length: "
+        limits.maxHeaderBytes = "Host: a".utf8.count + "Content-Length: 1".utf8.count
+        let small = "POST /x HTTP/1.1\r\n" + fields + "1\r\n\r\nz" + "POST /x HTTP/1.1\r\n" + fields + "2\r\n\r\nzz"
+            + "POST /x HTTP/1.1\r\n" + fields + "10\r\n\r\n0123456789"
+        let outcome = Self.wholeAndByBytes(small, limits: limits)
+        #expect(outcome.whole == outcome.byBytes)
+        #expect(outcome.whole.last == "refused 431")
+        #expect(outcome.repeated == 1)
+        // Heads with Expect or Transfer-Encoding are left to the machine.
+        let expect = "POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz"
+        let chunked = "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n"
+        for stream in [expect + expect, chunked + chunked] {
+            let outcome = Self.wholeAndByBytes(stream)
+            #expect(outcome.whole == outcome.byBytes)
+            #expect(outcome.repeated == 0)
+        }
+    }
+
     @Test("keep-alive by version and Connection")
     func keepAlive() throws {
         #expect(try !Self.parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")[0].keepAlive)
