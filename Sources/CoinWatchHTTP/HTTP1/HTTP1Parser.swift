@@ -487,12 +487,14 @@ struct HTTP1Parser {
         }
     }
 
-    /// Drops what is kept to make the next request cheaper (spare arrays, the previous request's strings).
+    /// Drops what is kept to make the next request cheaper (spare arrays, the previous request's strings, the kept
+    /// head).
     mutating func forgetRecycled() {
         spareHeaders = []
         spareBody = []
         previousStrings = []
         strings = []
+        keptHead = KeptHead()
     }
 
     private mutating func take() -> String {

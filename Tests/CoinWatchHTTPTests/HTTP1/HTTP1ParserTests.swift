@@ -162,6 +162,26 @@ import Testing
         }
     }
 
+    @Test("a connection's kept head goes with the other spares when its request became a stream")
+    func keptHeadForgotten() throws {
+        var parser = HTTP1Parser()
+        var requests: [HTTP1Request] = []
+        let request = Array("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        func feed() throws {
+            var bytes = request
+            try bytes.withUnsafeMutableBytes { try parser.parse(UnsafeRawBufferPointer($0), into: &requests) }
+        }
+        try feed()
+        try feed()
+        #expect(parser.repeatedHeads == 1)
+        parser.forgetRecycled()
+        try feed()
+        #expect(parser.repeatedHeads == 1)
+        try feed()
+        #expect(parser.repeatedHeads == 2)
+        #expect(Self.describe(requests) == Array(repeating: Self.describe([requests[0]])[0], count: 4))
+    }
+
     @Test("keep-alive by version and Connection")
     func keepAlive() throws {
         #expect(try !Self.parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")[0].keepAlive)
