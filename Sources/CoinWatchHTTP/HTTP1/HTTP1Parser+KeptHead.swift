@@ -10,7 +10,7 @@ extension HTTP1Parser {
     /// machine made of it holds again. Only heads framed by one `Content-Length` or by none qualify (no
     /// `Transfer-Encoding`, no `Expect`, whose handling the machine keeps), and only heads of at most `maxBytes`
     /// that arrived in one read.
-    struct KeptHead {
+    final class KeptHead {
         static let maxBytes = 1024
 
         private(set) var bytes: [UInt8] = []
@@ -21,12 +21,15 @@ extension HTTP1Parser {
         private(set) var target = RequestTarget("")
         private(set) var minorVersion = 1
         private(set) var headers: [(name: String, value: String)] = []
+
+        init() {}
+
         /// What the head counted against `Limits.maxHeaderBytes`.
         private var headerBytes = 0
 
         /// Keeps `head`, which parsed to the other arguments, when it qualifies (storage is reused); when it does
         /// not, nothing is kept.
-        mutating func keep(
+        func keep(
             _ head: UnsafeRawBufferPointer, method: String, target: String, minorVersion: Int,
             headers: [(name: String, value: String)], headerBytes: Int
         ) {

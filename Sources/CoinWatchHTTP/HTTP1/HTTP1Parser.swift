@@ -69,15 +69,16 @@ struct HTTP1Parser {
     /// without allocating.
     private var spareHeaders: [(name: String, value: String)] = []
     private var spareBody: [UInt8] = []
-    /// The last qualifying head, for the next request to be recognised by (`KeptHead`).
-    private var keptHead = KeptHead()
+    /// The last qualifying head, for the next request to be recognised by (`KeptHead`). Boxed, so that a parser
+    /// without one (a connection whose request became a stream) carries only a reference.
+    private var keptHead: KeptHead?
     /// The read being parsed and where the current request began in it (nil when it began in an earlier read):
     /// only set inside `parse`, for `headersComplete` to keep the head.
     private var input: UnsafeRawBufferPointer?
     private var requestStart: Int?
     private var position = 0
-    /// The target of a request whose head was the kept one, split already.
-    private var repeatedTarget: RequestTarget?
+    /// The request being read came with the kept head: its target is the kept one's, split already.
+    private var isRepeatedHead = false
     /// How many heads were recognised as the kept one (tests read it).
     private(set) var repeatedHeads = 0
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
@@ -103,7 +104,7 @@ struct HTTP1Parser {
             if case .failed(let error) = state { throw error }
             if bytesInRequest == 0 {
                 // A new request: its head may be the kept one again.
-                if let match = keptHead.match(UnsafeRawBufferPointer(rebasing: bytes[index...]), limits: limits) {
+                if let match = keptHead?.match(UnsafeRawBufferPointer(rebasing: bytes[index...]), limits: limits) {
                     index += match.count
                     if let request = repeatKeptHead(count: match.count, digits: match.digits) { requests.append(request) }
                     continue
@@ -418,13 +419,15 @@ struct HTTP1Parser {
     /// Keeps the head just accepted, when it lies whole in this read, for the next request to be recognised by.
     private mutating func keepHead() {
         guard let input, let requestStart else { return }
-        keptHead.keep(UnsafeRawBufferPointer(rebasing: input[requestStart..<position]), method: method,
+        if keptHead == nil || !isKnownUniquelyReferenced(&keptHead) { keptHead = KeptHead() }
+        keptHead!.keep(UnsafeRawBufferPointer(rebasing: input[requestStart..<position]), method: method,
                       target: target, minorVersion: minorVersion, headers: headers, headerBytes: headerBytes)
     }
 
     /// The kept head came again (`count` bytes, with these `Content-Length` digits): the request it makes, when it
     /// has no body; otherwise the body is read next.
     private mutating func repeatKeptHead(count: Int, digits: UnsafeRawBufferPointer?) -> HTTP1Request? {
+        guard let keptHead else { preconditionFailure("only a kept head is matched") }
         method = keptHead.method
         target = keptHead.target.text
         minorVersion = keptHead.minorVersion
@@ -433,7 +436,7 @@ struct HTTP1Parser {
         repeatedHeads += 1
         // The strings remembered from the last head the machine stepped through stay remembered.
         swap(&strings, &previousStrings)
-        repeatedTarget = keptHead.target
+        isRepeatedHead = true
         guard let digits, let field = keptHead.length?.field else { return finish() }
         var length = 0
         for digit in digits { length = length * 10 + Int(digit - 0x30) }
@@ -455,9 +458,9 @@ struct HTTP1Parser {
     }
 
     private mutating func finish() -> HTTP1Request {
-        let request = HTTP1Request(method: method, target: repeatedTarget ?? RequestTarget(target),
+        let request = HTTP1Request(method: method, target: isRepeatedHead ? keptHead!.target : RequestTarget(target),
                                    minorVersion: minorVersion, headers: headers, body: body)
-        repeatedTarget = nil
+        isRepeatedHead = false
         state = .method
         method = ""
         target = ""
@@ -494,7 +497,7 @@ struct HTTP1Parser {
         spareBody = []
         previousStrings = []
         strings = []
-        keptHead = KeptHead()
+        keptHead = nil
     }
 
     private mutating func take() -> String {
