@@ -59,8 +59,9 @@ extension HTTP1Parser {
                           UnsafeRawBufferPointer(rebasing: input[..<kept.count]).hasSameBytes(as: kept) else { return nil }
                     return (kept.count, nil)
                 }
+                // The input may end before the digits (a request's start, the rest still to come).
                 let start = length.digits.lowerBound
-                guard UnsafeRawBufferPointer(rebasing: input[..<start])
+                guard input.count > start, UnsafeRawBufferPointer(rebasing: input[..<start])
                     .hasSameBytes(as: UnsafeRawBufferPointer(rebasing: kept[..<start])) else { return nil }
                 var end = start
                 var value = 0
