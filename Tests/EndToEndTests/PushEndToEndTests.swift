@@ -289,6 +289,10 @@ struct PushEndToEndTests {
         #expect(summary.duplicateDeliveries == 0)
         let afterRestart = try setup.mock.records().filter { $0.connection > 1 }
         #expect(afterRestart.allSatisfy { !accepted.contains($0.apnsID) })
+        // The mock counts an alert when it answers 200; coinwatchd records it when that answer arrives and its
+        // write lands. The new process's counters start at zero and move only after the device records are written.
+        let resumed = try await setup.waitForPush { $0.delivered == UInt64(devices.count - accepted.count) && $0.inFlight == 0 }
+        #expect(resumed.delivered == UInt64(devices.count - accepted.count))
         for device in devices {
             #expect(try await setup.client.device(device.name).delivered == 1)
         }
