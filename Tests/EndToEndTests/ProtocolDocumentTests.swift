@@ -327,6 +327,9 @@ struct ProtocolDocumentTests {
         let waiting = try Session(port, hello: false)
         try await until { patient.stats.openConnections == 2 }
         let shutdown = Task { await patient.shutdownGracefully() }
+        // The reads below block their thread; on a busy machine they could hold the pool the shutdown task needs
+        // until the handshake timeout answers instead. Wait for the shutdown to have begun first.
+        try await until { patient.isShuttingDown }
         answers["shutdown-before-hello"] = try waiting.next(where: isConnectionError)
         _ = try session.next(where: isGoAway)
         session.send(call(2, V1.Health.check.path, V1.HealthCheckRequest()))
