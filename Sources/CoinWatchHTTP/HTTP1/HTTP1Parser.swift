@@ -77,8 +77,9 @@ struct HTTP1Parser {
     private var input: UnsafeRawBufferPointer?
     private var requestStart: Int?
     private var position = 0
-    /// The request being read came with the kept head: its target is the kept one's, split already.
-    private var isRepeatedHead = false
+    /// The kept head the request being read came with (its target split already), held by the request itself:
+    /// the parser may let its kept head go (`forgetRecycled`) while this request's body is still arriving.
+    private var repeatedHead: KeptHead?
     /// How many heads were recognised as the kept one (tests read it).
     private(set) var repeatedHeads = 0
     /// Bytes of a request seen so far (0 between requests): the session times out slow requests by it.
@@ -104,9 +105,9 @@ struct HTTP1Parser {
             if case .failed(let error) = state { throw error }
             if bytesInRequest == 0 {
                 // A new request: its head may be the kept one again.
-                if let match = keptHead?.match(UnsafeRawBufferPointer(rebasing: bytes[index...]), limits: limits) {
+                if let keptHead, let match = keptHead.match(UnsafeRawBufferPointer(rebasing: bytes[index...]), limits: limits) {
                     index += match.count
-                    if let request = repeatKeptHead(count: match.count, digits: match.digits) { requests.append(request) }
+                    if let request = request(repeating: keptHead, count: match.count, digits: match.digits) { requests.append(request) }
                     continue
                 }
                 requestStart = index
@@ -426,8 +427,7 @@ struct HTTP1Parser {
 
     /// The kept head came again (`count` bytes, with these `Content-Length` digits): the request it makes, when it
     /// has no body; otherwise the body is read next.
-    private mutating func repeatKeptHead(count: Int, digits: UnsafeRawBufferPointer?) -> HTTP1Request? {
-        guard let keptHead else { preconditionFailure("only a kept head is matched") }
+    private mutating func request(repeating keptHead: KeptHead, count: Int, digits: UnsafeRawBufferPointer?) -> HTTP1Request? {
         method = keptHead.method
         target = keptHead.target.text
         minorVersion = keptHead.minorVersion
@@ -436,7 +436,7 @@ struct HTTP1Parser {
         repeatedHeads += 1
         // The strings remembered from the last head the machine stepped through stay remembered.
         swap(&strings, &previousStrings)
-        isRepeatedHead = true
+        repeatedHead = keptHead
         guard let digits, let field = keptHead.length?.field else { return finish() }
         var length = 0
         for digit in digits { length = length * 10 + Int(digit - 0x30) }
@@ -458,9 +458,9 @@ struct HTTP1Parser {
     }
 
     private mutating func finish() -> HTTP1Request {
-        let request = HTTP1Request(method: method, target: isRepeatedHead ? keptHead!.target : RequestTarget(target),
+        let request = HTTP1Request(method: method, target: repeatedHead?.target ?? RequestTarget(target),
                                    minorVersion: minorVersion, headers: headers, body: body)
-        isRepeatedHead = false
+        repeatedHead = nil
         state = .method
         method = ""
         target = ""

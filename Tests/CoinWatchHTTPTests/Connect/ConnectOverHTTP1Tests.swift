@@ -130,6 +130,34 @@ struct ConnectOverHTTP1Tests {
         await running.server.shutdownNow()
     }
 
+    @Test("a stream's request repeated behind it, its body split across reads, is answered after the stream")
+    func repeatedStreamRequestSplitBody() async throws {
+        let terminations = Terminations()
+        let running = try Running(methods: Self.methods(terminations))
+        let client = try Client(port: running.server.port)
+        let request = Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
+        // The second request's head is the first one's (the parser recognises it whole); its body ends in a later
+        // read, after the first request became a stream and the connection let its parse spares go.
+        client.raw.send(request + request.dropLast(3))
+        let started = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        client.raw.send(Array(request.suffix(3)))
+        let buffer = try await Self.read(client, after: started) { bytes in
+            guard let first = Self.chunked(bytes) else { return false }
+            return Self.chunked(Array(bytes[first.used...])) != nil
+        }
+        let first = try #require(Self.chunked(buffer))
+        let second = try #require(Self.chunked(Array(buffer[first.used...])))
+        for stream in [first, second] {
+            #expect(stream.head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            let parts = Self.envelopes(stream.body)
+            #expect(parts.map(\.0) == [0, 2])
+            #expect(parts.first?.1.contains(#""symbol":"BTC""#) == true)
+            #expect(parts.last?.1.contains(#""code":"deadline_exceeded""#) == true)
+        }
+        #expect(terminations.codes.withLock { $0 } == [.deadlineExceeded, .deadlineExceeded])
+        await running.server.shutdownNow()
+    }
+
     /// A server with the stream method, and a client whose BTC stream has sent its first message (read so far).
     static func runningStream(_ terminations: Terminations) async throws -> (Running, Client, [UInt8]) {
         let running = try Running(methods: methods(terminations))

@@ -189,6 +189,29 @@ import Testing
         #expect(Self.describe(requests) == Array(repeating: Self.describe([requests[0]])[0], count: 4))
     }
 
+    @Test("a repeated head whose body is still coming survives the kept head being let go")
+    func keptHeadForgottenMidBody() throws {
+        var parser = HTTP1Parser()
+        var requests: [HTTP1Request] = []
+        func feed(_ text: String) throws {
+            var bytes = Array(text.utf8)
+            try bytes.withUnsafeMutableBytes { try parser.parse(UnsafeRawBufferPointer($0), into: &requests) }
+        }
+        let head = "POST /coinwatch.v1.CoinWatch/StreamPrices?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n"
+        try feed(head + "abcd")
+        // The same head again, pipelined, with half its body: the first request then became a stream, and the
+        // session lets the kept head go before the rest of the body arrives.
+        try feed(head + "abcd" + head + "ef")
+        #expect(parser.repeatedHeads == 2)
+        #expect(requests.count == 2)
+        parser.forgetRecycled()
+        try feed("gh")
+        #expect(requests.count == 3)
+        #expect(requests.last?.target.path == "/coinwatch.v1.CoinWatch/StreamPrices")
+        #expect(requests.last?.target.text == "/coinwatch.v1.CoinWatch/StreamPrices?x=1")
+        #expect(requests.last?.body == Array("efgh".utf8))
+    }
+
     @Test("keep-alive by version and Connection")
     func keepAlive() throws {
         #expect(try !Self.parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")[0].keepAlive)
