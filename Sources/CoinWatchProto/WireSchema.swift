@@ -1,4 +1,5 @@
-/// The field table of one message, as WireValidator needs it: numbers, names and wire shapes.
+/// The field table of one message, as WireValidator and WireJSON need it: numbers, names, wire shapes and how
+/// each field is written in the proto3 JSON mapping.
 ///
 /// Generated (`WireSchemas`) from the same descriptors protoc-c compiles, so it agrees with protobuf-c's own
 /// tables. A class so tables can refer to each other without copying; immutable, hence Sendable.
@@ -29,6 +30,8 @@ final class WireSchema: Sendable {
         let number: UInt32
         let name: String
         let kind: Kind
+        /// How the field appears in JSON (`WireSchema+JSON.swift`).
+        let json: JSONField
     }
 
     /// The fully qualified message name.

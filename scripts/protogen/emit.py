@@ -287,32 +287,59 @@ def wire_kind(f, schema_of):
                   "bytes": "bytes"}[f.wire]
 
 
+def json_form(f):
+    if f.json_form == "enumeration":
+        return f".enumeration({{ {f.swift_type}(rawValue: $0).protoValueName }})"
+    return "." + f.json_form
+
+
+def cardinality(f, oneofs):
+    if f.shape == "oneof":
+        return f".oneof({oneofs.index(f.oneof)})"
+    return "." + {"singular": "singular", "optional_message": "optionalMessage", "repeated": "repeated",
+                  "map": "map"}[f.shape]
+
+
 def emit_schemas_file(schema):
     w = Writer()
     header(w, "proto/" + schema.package.replace(".", "/") + "/*.proto",
-           ["Field tables of every message, from the same descriptors protoc-c used, for WireValidator."])
+           ["Field tables of every message, from the same descriptors protoc-c used, for WireValidator and",
+            "WireJSON."])
     w()
     w("/// One table per message (map entries included), named after the fully qualified message name.")
     w("enum WireSchemas {")
     w.indent()
     tables = []
     for m in schema.messages:
-        tables.append((m.full_name, [(f.number, f.proto_name, wire_kind(f, None)) for f in m.fields]))
+        # Positions follow declaration order, the order the JSON encoder writes fields in.
+        tables.append((m.full_name, [(f.number, f.proto_name, wire_kind(f, None), f.json_name, json_form(f),
+                                      cardinality(f, m.oneofs), position)
+                                     for position, f in enumerate(m.fields)]))
         for entry in m.map_entries.values():
-            tables.append((entry.full_name, [(f.number, f.proto_name, wire_kind(f, None))
-                                             for f in (entry.key, entry.value)]))
+            tables.append((entry.full_name, [(f.number, f.proto_name, wire_kind(f, None), f.json_name,
+                                              json_form(f), ".singular", position)
+                                             for position, f in enumerate((entry.key, entry.value))]))
     for i, (name, fields) in enumerate(tables):
         if i:
             w()
         w(f"static let {schema_ident(name)} = WireSchema(")
         w(f"    name: \"{name}\",")
         w("    fields: [")
-        for number, fname, kind in sorted(fields):
-            w(f"        .init(number: {number}, name: \"{fname}\", kind: {kind}),")
+        for number, fname, kind, jname, form, card, position in sorted(fields):
+            w(f"        .init(number: {number}, name: \"{fname}\", kind: {kind},")
+            w(f"              json: .init(name: \"{jname}\", form: {form}, cardinality: {card}, "
+              f"position: {position})),")
         w("    ]")
         w(")")
     w.dedent()
     w("}")
+    w()
+    w("// MARK: - Tables of the message types")
+    for m in schema.messages:
+        w()
+        w(f"extension {m.swift_name}: WireSchemaDescribed {{")
+        w(f"    static var wireSchema: WireSchema {{ WireSchemas.{schema_ident(m.full_name)} }}")
+        w("}")
     return w.text()
 
 

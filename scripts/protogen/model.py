@@ -57,6 +57,15 @@ SCALARS = {
 
 TYPE_NAMES = {v: k for k, v in F.Type.items()}
 
+# Proto type -> the case of WireSchema.JSONForm saying how a value on the wire is written in JSON (enums and
+# messages get theirs in build_field).
+JSON_FORMS = {
+    F.TYPE_INT32: "int32", F.TYPE_SINT32: "sint32", F.TYPE_SFIXED32: "sfixed32",
+    F.TYPE_INT64: "int64", F.TYPE_SINT64: "sint64", F.TYPE_SFIXED64: "sfixed64",
+    F.TYPE_UINT32: "uint32", F.TYPE_FIXED32: "fixed32", F.TYPE_UINT64: "uint64", F.TYPE_FIXED64: "fixed64",
+    F.TYPE_BOOL: "bool", F.TYPE_STRING: "string", F.TYPE_BYTES: "bytes",
+}
+
 
 def camel_words(name):
     return [w for w in name.split("_") if w]
@@ -390,17 +399,19 @@ def build_field(owner, fd, types, doc):
     if fd.type in SCALARS:
         f.swift_type, f.wire, f.default, style = SCALARS[fd.type]
         f.kind = {"plain": "scalar", "bool": "bool", "string": "string", "bytes": "bytes"}[style]
+        f.json_form = JSON_FORMS[fd.type]
     elif fd.type == F.TYPE_ENUM:
         entry = types.get(fd.type_name)
         if entry is None or entry[0] != "enum":
             raise GeneratorError(f"{where}: unknown enum type {fd.type_name}")
         f.kind, f.swift_type, f.wire, f.default = "enum", entry[1], "varint", ".init(rawValue: 0)"
         f.c_type = entry[2]
+        f.json_form = "enumeration"
     elif fd.type == F.TYPE_MESSAGE:
         entry = types.get(fd.type_name)
         if entry is None:
             raise GeneratorError(f"{where}: unknown message type {fd.type_name}")
-        f.kind, f.wire = "message", "message"
+        f.kind, f.wire, f.json_form = "message", "message", "message"
         if entry[0] == "map":
             f.swift_type, f.c_type, f.c_prefix = None, entry[2], entry[3]
         else:

@@ -21,8 +21,14 @@ public struct JSONMethodCodec: Sendable {
         requestToBinary = { bytes, options throws(JSONDecodingError) in
             try Request(jsonUTF8: bytes, options: options).serializedBytes()
         }
+        // Every generated message has a table; the walk over it writes a canonical answer without decoding it,
+        // and anything else is decoded whole (WireJSON says when and why).
+        let responseSchema = (Response.self as? any WireSchemaDescribed.Type)?.wireSchema
         responseToJSON = { bytes, maxBytes throws(WireDecodingError) in
-            try Response(serializedBytes: bytes, maxBytes: maxBytes).jsonUTF8()
+            if let responseSchema, bytes.count <= maxBytes, let json = WireJSON.json(bytes, schema: responseSchema) {
+                return json
+            }
+            return try Response(serializedBytes: bytes, maxBytes: maxBytes).jsonUTF8()
         }
     }
 

@@ -75,6 +75,21 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// A map key given as UTF-8 the caller has checked, escaped.
+    mutating func key(utf8 name: UnsafeRawBufferPointer) {
+        comma()
+        Self.appendQuoted(utf8: name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// A string value given as UTF-8 the caller has checked, escaped.
+    mutating func string(utf8 value: UnsafeRawBufferPointer) {
+        comma()
+        Self.appendQuoted(utf8: value, to: &bytes)
+        needsComma = true
+    }
+
     public mutating func bool(_ value: Bool) {
         comma()
         bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
@@ -98,7 +113,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Bytes as standard base64 with padding (RFC 4648 §4), as proto3 JSON writes them.
-    public mutating func base64(_ value: [UInt8]) {
+    public mutating func base64(_ value: some Collection<UInt8>) {
         comma()
         bytes.append(UInt8(ascii: "\""))
         Base64.encode(value, to: &bytes)
@@ -130,34 +145,37 @@ public struct JSONWriter: Sendable {
     }
 
     /// `value` as a JSON string literal appended to `out`.
+    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { appendQuoted(utf8: UnsafeRawBufferPointer($0), to: &out) }
+    }
+
+    /// UTF-8 text (already checked) as a JSON string literal appended to `out`.
     ///
     /// Runs of bytes that need no escape (all of a typical id or symbol) are appended in one piece; only a quote, a
     /// backslash or a control character is written on its own.
-    static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+    static func appendQuoted(utf8 bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            var runStart = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-                runStart = index + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    let low = byte & 0xF
-                    out.append(contentsOf: "u00".utf8)
-                    out.append(UInt8(ascii: "0") + (byte >> 4))
-                    out.append(low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + (low - 10))
-                }
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if runStart < index { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) }
+            runStart = index + 1
+            out.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+            case 0x0A: out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "t"))
+            default:
+                let low = byte & 0xF
+                out.append(contentsOf: "u00".utf8)
+                out.append(UInt8(ascii: "0") + (byte >> 4))
+                out.append(low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + (low - 10))
             }
-            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         }
+        if runStart < bytes.count { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[runStart...])) }
         out.append(UInt8(ascii: "\""))
     }
 }
