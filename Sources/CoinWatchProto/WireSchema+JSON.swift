@@ -3,8 +3,9 @@
 extension WireSchema {
     /// A field's JSON name and what its values are.
     struct JSONField: Sendable {
-        /// The lowerCamelCase name the canonical encoder writes (an identifier: it needs no escaping).
-        let name: StaticString
+        /// The lowerCamelCase name the canonical encoder writes (an identifier: it needs no escaping), quoted and
+        /// followed by its colon, so a key is one piece of output.
+        let key: StaticString
         let form: JSONForm
         let cardinality: Cardinality
         /// The field's place in declaration order, the order the canonical encoder writes fields in.

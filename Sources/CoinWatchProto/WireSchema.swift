@@ -26,12 +26,21 @@ final class WireSchema: Sendable {
         }
     }
 
-    struct Field: Sendable {
+    /// A class, so a walk that looks a field up holds one reference rather than copying (and retaining) the
+    /// name, the nested table and the enum's names one by one.
+    final class Field: Sendable {
         let number: UInt32
         let name: String
         let kind: Kind
         /// How the field appears in JSON (`WireSchema+JSON.swift`).
         let json: JSONField
+
+        init(number: UInt32, name: String, kind: Kind, json: JSONField) {
+            self.number = number
+            self.name = name
+            self.kind = kind
+            self.json = json
+        }
     }
 
     /// The fully qualified message name.

@@ -327,7 +327,7 @@ def emit_schemas_file(schema):
         w("    fields: [")
         for number, fname, kind, jname, form, card, position in sorted(fields):
             w(f"        .init(number: {number}, name: \"{fname}\", kind: {kind},")
-            w(f"              json: .init(name: \"{jname}\", form: {form}, cardinality: {card}, "
+            w(f"              json: .init(key: #\"\"{jname}\":\"#, form: {form}, cardinality: {card}, "
               f"position: {position})),")
         w("    ]")
         w(")")

@@ -9,9 +9,9 @@ enum WireSchemas {
         name: "coinwatch.v1.Decimal",
         fields: [
             .init(number: 1, name: "mantissa", kind: .varint,
-                  json: .init(name: "mantissa", form: .sint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""mantissa":"#, form: .sint64, cardinality: .singular, position: 0)),
             .init(number: 2, name: "scale", kind: .varint,
-                  json: .init(name: "scale", form: .uint32, cardinality: .singular, position: 1)),
+                  json: .init(key: #""scale":"#, form: .uint32, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -19,9 +19,9 @@ enum WireSchemas {
         name: "coinwatch.v1.AlertRule",
         fields: [
             .init(number: 1, name: "below", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "below", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""below":"#, form: .message, cardinality: .optionalMessage, position: 0)),
             .init(number: 2, name: "above", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "above", form: .message, cardinality: .optionalMessage, position: 1)),
+                  json: .init(key: #""above":"#, form: .message, cardinality: .optionalMessage, position: 1)),
         ]
     )
 
@@ -29,13 +29,13 @@ enum WireSchemas {
         name: "coinwatch.v1.Settings",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "rules", kind: .message(coinwatch_v1_Settings_RulesEntry),
-                  json: .init(name: "rules", form: .message, cardinality: .map, position: 1)),
+                  json: .init(key: #""rules":"#, form: .message, cardinality: .map, position: 1)),
             .init(number: 3, name: "version", kind: .varint,
-                  json: .init(name: "version", form: .uint64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""version":"#, form: .uint64, cardinality: .singular, position: 2)),
             .init(number: 4, name: "updated_at_ms", kind: .varint,
-                  json: .init(name: "updatedAtMs", form: .int64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""updatedAtMs":"#, form: .int64, cardinality: .singular, position: 3)),
         ]
     )
 
@@ -43,9 +43,9 @@ enum WireSchemas {
         name: "coinwatch.v1.Settings.RulesEntry",
         fields: [
             .init(number: 1, name: "key", kind: .string,
-                  json: .init(name: "key", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""key":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "value", kind: .message(coinwatch_v1_AlertRule),
-                  json: .init(name: "value", form: .message, cardinality: .singular, position: 1)),
+                  json: .init(key: #""value":"#, form: .message, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -53,7 +53,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetSettingsRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -61,7 +61,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetSettingsResponse",
         fields: [
             .init(number: 1, name: "settings", kind: .message(coinwatch_v1_Settings),
-                  json: .init(name: "settings", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""settings":"#, form: .message, cardinality: .optionalMessage, position: 0)),
         ]
     )
 
@@ -69,13 +69,13 @@ enum WireSchemas {
         name: "coinwatch.v1.SaveSettingsRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "set_rules", kind: .message(coinwatch_v1_SaveSettingsRequest_SetRulesEntry),
-                  json: .init(name: "setRules", form: .message, cardinality: .map, position: 1)),
+                  json: .init(key: #""setRules":"#, form: .message, cardinality: .map, position: 1)),
             .init(number: 3, name: "remove_symbols", kind: .string,
-                  json: .init(name: "removeSymbols", form: .string, cardinality: .repeated, position: 2)),
+                  json: .init(key: #""removeSymbols":"#, form: .string, cardinality: .repeated, position: 2)),
             .init(number: 4, name: "expected_version", kind: .varint,
-                  json: .init(name: "expectedVersion", form: .uint64, cardinality: .oneof(0), position: 3)),
+                  json: .init(key: #""expectedVersion":"#, form: .uint64, cardinality: .oneof(0), position: 3)),
         ]
     )
 
@@ -83,9 +83,9 @@ enum WireSchemas {
         name: "coinwatch.v1.SaveSettingsRequest.SetRulesEntry",
         fields: [
             .init(number: 1, name: "key", kind: .string,
-                  json: .init(name: "key", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""key":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "value", kind: .message(coinwatch_v1_AlertRule),
-                  json: .init(name: "value", form: .message, cardinality: .singular, position: 1)),
+                  json: .init(key: #""value":"#, form: .message, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -93,11 +93,11 @@ enum WireSchemas {
         name: "coinwatch.v1.SaveSettingsResponse",
         fields: [
             .init(number: 1, name: "settings", kind: .message(coinwatch_v1_Settings),
-                  json: .init(name: "settings", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""settings":"#, form: .message, cardinality: .optionalMessage, position: 0)),
             .init(number: 2, name: "warnings", kind: .string,
-                  json: .init(name: "warnings", form: .string, cardinality: .repeated, position: 1)),
+                  json: .init(key: #""warnings":"#, form: .string, cardinality: .repeated, position: 1)),
             .init(number: 3, name: "device_secret", kind: .string,
-                  json: .init(name: "deviceSecret", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""deviceSecret":"#, form: .string, cardinality: .singular, position: 2)),
         ]
     )
 
@@ -105,9 +105,9 @@ enum WireSchemas {
         name: "coinwatch.v1.DeleteSettingsRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "expected_version", kind: .varint,
-                  json: .init(name: "expectedVersion", form: .uint64, cardinality: .oneof(0), position: 1)),
+                  json: .init(key: #""expectedVersion":"#, form: .uint64, cardinality: .oneof(0), position: 1)),
         ]
     )
 
@@ -115,7 +115,7 @@ enum WireSchemas {
         name: "coinwatch.v1.DeleteSettingsResponse",
         fields: [
             .init(number: 1, name: "existed", kind: .varint,
-                  json: .init(name: "existed", form: .bool, cardinality: .singular, position: 0)),
+                  json: .init(key: #""existed":"#, form: .bool, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -123,11 +123,11 @@ enum WireSchemas {
         name: "coinwatch.v1.Tick",
         fields: [
             .init(number: 1, name: "symbol", kind: .string,
-                  json: .init(name: "symbol", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""symbol":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "price", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "price", form: .message, cardinality: .optionalMessage, position: 1)),
+                  json: .init(key: #""price":"#, form: .message, cardinality: .optionalMessage, position: 1)),
             .init(number: 3, name: "time_ms", kind: .varint,
-                  json: .init(name: "timeMs", form: .int64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""timeMs":"#, form: .int64, cardinality: .singular, position: 2)),
         ]
     )
 
@@ -135,11 +135,11 @@ enum WireSchemas {
         name: "coinwatch.v1.StreamPricesRequest",
         fields: [
             .init(number: 1, name: "symbols", kind: .string,
-                  json: .init(name: "symbols", form: .string, cardinality: .repeated, position: 0)),
+                  json: .init(key: #""symbols":"#, form: .string, cardinality: .repeated, position: 0)),
             .init(number: 2, name: "min_interval_ms", kind: .varint,
-                  json: .init(name: "minIntervalMs", form: .uint32, cardinality: .singular, position: 1)),
+                  json: .init(key: #""minIntervalMs":"#, form: .uint32, cardinality: .singular, position: 1)),
             .init(number: 3, name: "only_changes", kind: .varint,
-                  json: .init(name: "onlyChanges", form: .bool, cardinality: .singular, position: 2)),
+                  json: .init(key: #""onlyChanges":"#, form: .bool, cardinality: .singular, position: 2)),
         ]
     )
 
@@ -147,21 +147,21 @@ enum WireSchemas {
         name: "coinwatch.v1.PriceUpdate",
         fields: [
             .init(number: 1, name: "symbol", kind: .string,
-                  json: .init(name: "symbol", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""symbol":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "price", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "price", form: .message, cardinality: .optionalMessage, position: 1)),
+                  json: .init(key: #""price":"#, form: .message, cardinality: .optionalMessage, position: 1)),
             .init(number: 3, name: "source_time_ms", kind: .varint,
-                  json: .init(name: "sourceTimeMs", form: .int64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""sourceTimeMs":"#, form: .int64, cardinality: .singular, position: 2)),
             .init(number: 4, name: "sequence", kind: .varint,
-                  json: .init(name: "sequence", form: .uint64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""sequence":"#, form: .uint64, cardinality: .singular, position: 3)),
             .init(number: 5, name: "stale", kind: .varint,
-                  json: .init(name: "stale", form: .bool, cardinality: .singular, position: 4)),
+                  json: .init(key: #""stale":"#, form: .bool, cardinality: .singular, position: 4)),
             .init(number: 6, name: "sources", kind: .varint,
-                  json: .init(name: "sources", form: .uint32, cardinality: .singular, position: 5)),
+                  json: .init(key: #""sources":"#, form: .uint32, cardinality: .singular, position: 5)),
             .init(number: 7, name: "snapshot", kind: .varint,
-                  json: .init(name: "snapshot", form: .bool, cardinality: .singular, position: 6)),
+                  json: .init(key: #""snapshot":"#, form: .bool, cardinality: .singular, position: 6)),
             .init(number: 8, name: "snapshot_end", kind: .varint,
-                  json: .init(name: "snapshotEnd", form: .bool, cardinality: .singular, position: 7)),
+                  json: .init(key: #""snapshotEnd":"#, form: .bool, cardinality: .singular, position: 7)),
         ]
     )
 
@@ -169,7 +169,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetPricesRequest",
         fields: [
             .init(number: 1, name: "symbols", kind: .string,
-                  json: .init(name: "symbols", form: .string, cardinality: .repeated, position: 0)),
+                  json: .init(key: #""symbols":"#, form: .string, cardinality: .repeated, position: 0)),
         ]
     )
 
@@ -177,7 +177,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetPricesResponse",
         fields: [
             .init(number: 1, name: "prices", kind: .message(coinwatch_v1_Tick),
-                  json: .init(name: "prices", form: .message, cardinality: .repeated, position: 0)),
+                  json: .init(key: #""prices":"#, form: .message, cardinality: .repeated, position: 0)),
         ]
     )
 
@@ -185,7 +185,7 @@ enum WireSchemas {
         name: "coinwatch.v1.PublishPricesRequest",
         fields: [
             .init(number: 1, name: "ticks", kind: .message(coinwatch_v1_Tick),
-                  json: .init(name: "ticks", form: .message, cardinality: .repeated, position: 0)),
+                  json: .init(key: #""ticks":"#, form: .message, cardinality: .repeated, position: 0)),
         ]
     )
 
@@ -193,7 +193,7 @@ enum WireSchemas {
         name: "coinwatch.v1.PublishPricesResponse",
         fields: [
             .init(number: 1, name: "accepted", kind: .varint,
-                  json: .init(name: "accepted", form: .uint32, cardinality: .singular, position: 0)),
+                  json: .init(key: #""accepted":"#, form: .uint32, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -201,7 +201,7 @@ enum WireSchemas {
         name: "coinwatch.v1.StreamAlertsRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -209,27 +209,27 @@ enum WireSchemas {
         name: "coinwatch.v1.Alert",
         fields: [
             .init(number: 1, name: "id", kind: .string,
-                  json: .init(name: "id", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""id":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "symbol", kind: .string,
-                  json: .init(name: "symbol", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""symbol":"#, form: .string, cardinality: .singular, position: 2)),
             .init(number: 4, name: "direction", kind: .varint,
-                  json: .init(name: "direction", form: .enumeration({ V1.Direction(rawValue: $0).protoValueName }), cardinality: .singular, position: 3)),
+                  json: .init(key: #""direction":"#, form: .enumeration({ V1.Direction(rawValue: $0).protoValueName }), cardinality: .singular, position: 3)),
             .init(number: 5, name: "threshold", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "threshold", form: .message, cardinality: .optionalMessage, position: 4)),
+                  json: .init(key: #""threshold":"#, form: .message, cardinality: .optionalMessage, position: 4)),
             .init(number: 6, name: "price", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "price", form: .message, cardinality: .optionalMessage, position: 5)),
+                  json: .init(key: #""price":"#, form: .message, cardinality: .optionalMessage, position: 5)),
             .init(number: 7, name: "time_ms", kind: .varint,
-                  json: .init(name: "timeMs", form: .int64, cardinality: .singular, position: 6)),
+                  json: .init(key: #""timeMs":"#, form: .int64, cardinality: .singular, position: 6)),
             .init(number: 8, name: "idempotency_key", kind: .string,
-                  json: .init(name: "idempotencyKey", form: .string, cardinality: .singular, position: 7)),
+                  json: .init(key: #""idempotencyKey":"#, form: .string, cardinality: .singular, position: 7)),
             .init(number: 9, name: "apns_payload_json", kind: .string,
-                  json: .init(name: "apnsPayloadJson", form: .string, cardinality: .singular, position: 8)),
+                  json: .init(key: #""apnsPayloadJson":"#, form: .string, cardinality: .singular, position: 8)),
             .init(number: 10, name: "apns_collapse_id", kind: .string,
-                  json: .init(name: "apnsCollapseId", form: .string, cardinality: .singular, position: 9)),
+                  json: .init(key: #""apnsCollapseId":"#, form: .string, cardinality: .singular, position: 9)),
             .init(number: 11, name: "push_interest", kind: .string,
-                  json: .init(name: "pushInterest", form: .string, cardinality: .singular, position: 10)),
+                  json: .init(key: #""pushInterest":"#, form: .string, cardinality: .singular, position: 10)),
         ]
     )
 
@@ -237,29 +237,29 @@ enum WireSchemas {
         name: "coinwatch.v1.DeviceRegistration",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "apns_token", kind: .string,
-                  json: .init(name: "apnsToken", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""apnsToken":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "environment", kind: .varint,
-                  json: .init(name: "environment", form: .enumeration({ V1.PushEnvironment(rawValue: $0).protoValueName }), cardinality: .singular, position: 2)),
+                  json: .init(key: #""environment":"#, form: .enumeration({ V1.PushEnvironment(rawValue: $0).protoValueName }), cardinality: .singular, position: 2)),
             .init(number: 4, name: "topic", kind: .string,
-                  json: .init(name: "topic", form: .string, cardinality: .singular, position: 3)),
+                  json: .init(key: #""topic":"#, form: .string, cardinality: .singular, position: 3)),
             .init(number: 5, name: "locale", kind: .string,
-                  json: .init(name: "locale", form: .string, cardinality: .singular, position: 4)),
+                  json: .init(key: #""locale":"#, form: .string, cardinality: .singular, position: 4)),
             .init(number: 6, name: "registered_at_ms", kind: .varint,
-                  json: .init(name: "registeredAtMs", form: .int64, cardinality: .singular, position: 5)),
+                  json: .init(key: #""registeredAtMs":"#, form: .int64, cardinality: .singular, position: 5)),
             .init(number: 7, name: "status", kind: .varint,
-                  json: .init(name: "status", form: .enumeration({ V1.DeliveryStatus(rawValue: $0).protoValueName }), cardinality: .singular, position: 6)),
+                  json: .init(key: #""status":"#, form: .enumeration({ V1.DeliveryStatus(rawValue: $0).protoValueName }), cardinality: .singular, position: 6)),
             .init(number: 8, name: "disabled_reason", kind: .string,
-                  json: .init(name: "disabledReason", form: .string, cardinality: .singular, position: 7)),
+                  json: .init(key: #""disabledReason":"#, form: .string, cardinality: .singular, position: 7)),
             .init(number: 9, name: "disabled_at_ms", kind: .varint,
-                  json: .init(name: "disabledAtMs", form: .int64, cardinality: .singular, position: 8)),
+                  json: .init(key: #""disabledAtMs":"#, form: .int64, cardinality: .singular, position: 8)),
             .init(number: 10, name: "delivered", kind: .varint,
-                  json: .init(name: "delivered", form: .uint64, cardinality: .singular, position: 9)),
+                  json: .init(key: #""delivered":"#, form: .uint64, cardinality: .singular, position: 9)),
             .init(number: 11, name: "last_delivered_alert_id", kind: .string,
-                  json: .init(name: "lastDeliveredAlertId", form: .string, cardinality: .singular, position: 10)),
+                  json: .init(key: #""lastDeliveredAlertId":"#, form: .string, cardinality: .singular, position: 10)),
             .init(number: 12, name: "last_delivered_at_ms", kind: .varint,
-                  json: .init(name: "lastDeliveredAtMs", form: .int64, cardinality: .singular, position: 11)),
+                  json: .init(key: #""lastDeliveredAtMs":"#, form: .int64, cardinality: .singular, position: 11)),
         ]
     )
 
@@ -267,15 +267,15 @@ enum WireSchemas {
         name: "coinwatch.v1.RegisterDeviceRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "apns_token", kind: .string,
-                  json: .init(name: "apnsToken", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""apnsToken":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "environment", kind: .varint,
-                  json: .init(name: "environment", form: .enumeration({ V1.PushEnvironment(rawValue: $0).protoValueName }), cardinality: .singular, position: 2)),
+                  json: .init(key: #""environment":"#, form: .enumeration({ V1.PushEnvironment(rawValue: $0).protoValueName }), cardinality: .singular, position: 2)),
             .init(number: 4, name: "topic", kind: .string,
-                  json: .init(name: "topic", form: .string, cardinality: .singular, position: 3)),
+                  json: .init(key: #""topic":"#, form: .string, cardinality: .singular, position: 3)),
             .init(number: 5, name: "locale", kind: .string,
-                  json: .init(name: "locale", form: .string, cardinality: .singular, position: 4)),
+                  json: .init(key: #""locale":"#, form: .string, cardinality: .singular, position: 4)),
         ]
     )
 
@@ -283,7 +283,7 @@ enum WireSchemas {
         name: "coinwatch.v1.RegisterDeviceResponse",
         fields: [
             .init(number: 1, name: "registration", kind: .message(coinwatch_v1_DeviceRegistration),
-                  json: .init(name: "registration", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""registration":"#, form: .message, cardinality: .optionalMessage, position: 0)),
         ]
     )
 
@@ -291,7 +291,7 @@ enum WireSchemas {
         name: "coinwatch.v1.UnregisterDeviceRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -299,7 +299,7 @@ enum WireSchemas {
         name: "coinwatch.v1.UnregisterDeviceResponse",
         fields: [
             .init(number: 1, name: "existed", kind: .varint,
-                  json: .init(name: "existed", form: .bool, cardinality: .singular, position: 0)),
+                  json: .init(key: #""existed":"#, form: .bool, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -307,7 +307,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetDeviceRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -315,7 +315,7 @@ enum WireSchemas {
         name: "coinwatch.v1.GetDeviceResponse",
         fields: [
             .init(number: 1, name: "registration", kind: .message(coinwatch_v1_DeviceRegistration),
-                  json: .init(name: "registration", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""registration":"#, form: .message, cardinality: .optionalMessage, position: 0)),
         ]
     )
 
@@ -323,7 +323,7 @@ enum WireSchemas {
         name: "coinwatch.v1.HealthCheckRequest",
         fields: [
             .init(number: 1, name: "service", kind: .string,
-                  json: .init(name: "service", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""service":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -331,13 +331,13 @@ enum WireSchemas {
         name: "coinwatch.v1.HealthCheckResponse",
         fields: [
             .init(number: 1, name: "status", kind: .varint,
-                  json: .init(name: "status", form: .enumeration({ V1.HealthCheckResponse.ServingStatus(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
+                  json: .init(key: #""status":"#, form: .enumeration({ V1.HealthCheckResponse.ServingStatus(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
             .init(number: 2, name: "feeds", kind: .message(coinwatch_v1_FeedSourceHealth),
-                  json: .init(name: "feeds", form: .message, cardinality: .repeated, position: 1)),
+                  json: .init(key: #""feeds":"#, form: .message, cardinality: .repeated, position: 1)),
             .init(number: 3, name: "push", kind: .message(coinwatch_v1_PushDeliveryState),
-                  json: .init(name: "push", form: .message, cardinality: .optionalMessage, position: 2)),
+                  json: .init(key: #""push":"#, form: .message, cardinality: .optionalMessage, position: 2)),
             .init(number: 4, name: "cluster", kind: .message(coinwatch_v1_ClusterHealth),
-                  json: .init(name: "cluster", form: .message, cardinality: .optionalMessage, position: 3)),
+                  json: .init(key: #""cluster":"#, form: .message, cardinality: .optionalMessage, position: 3)),
         ]
     )
 
@@ -345,23 +345,23 @@ enum WireSchemas {
         name: "coinwatch.v1.FeedSourceHealth",
         fields: [
             .init(number: 1, name: "name", kind: .string,
-                  json: .init(name: "name", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""name":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "connected", kind: .varint,
-                  json: .init(name: "connected", form: .bool, cardinality: .singular, position: 1)),
+                  json: .init(key: #""connected":"#, form: .bool, cardinality: .singular, position: 1)),
             .init(number: 3, name: "last_message_age_ms", kind: .varint,
-                  json: .init(name: "lastMessageAgeMs", form: .int64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""lastMessageAgeMs":"#, form: .int64, cardinality: .singular, position: 2)),
             .init(number: 4, name: "reconnects", kind: .varint,
-                  json: .init(name: "reconnects", form: .uint64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""reconnects":"#, form: .uint64, cardinality: .singular, position: 3)),
             .init(number: 5, name: "gaps", kind: .varint,
-                  json: .init(name: "gaps", form: .uint64, cardinality: .singular, position: 4)),
+                  json: .init(key: #""gaps":"#, form: .uint64, cardinality: .singular, position: 4)),
             .init(number: 6, name: "messages_per_second", kind: .message(coinwatch_v1_Decimal),
-                  json: .init(name: "messagesPerSecond", form: .message, cardinality: .optionalMessage, position: 5)),
+                  json: .init(key: #""messagesPerSecond":"#, form: .message, cardinality: .optionalMessage, position: 5)),
             .init(number: 7, name: "messages", kind: .varint,
-                  json: .init(name: "messages", form: .uint64, cardinality: .singular, position: 6)),
+                  json: .init(key: #""messages":"#, form: .uint64, cardinality: .singular, position: 6)),
             .init(number: 8, name: "rejected_messages", kind: .varint,
-                  json: .init(name: "rejectedMessages", form: .uint64, cardinality: .singular, position: 7)),
+                  json: .init(key: #""rejectedMessages":"#, form: .uint64, cardinality: .singular, position: 7)),
             .init(number: 9, name: "last_error", kind: .string,
-                  json: .init(name: "lastError", form: .string, cardinality: .singular, position: 8)),
+                  json: .init(key: #""lastError":"#, form: .string, cardinality: .singular, position: 8)),
         ]
     )
 
@@ -369,23 +369,23 @@ enum WireSchemas {
         name: "coinwatch.v1.ClusterHealth",
         fields: [
             .init(number: 1, name: "node_id", kind: .string,
-                  json: .init(name: "nodeId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""nodeId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "nats_state", kind: .string,
-                  json: .init(name: "natsState", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""natsState":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "nats_server", kind: .string,
-                  json: .init(name: "natsServer", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""natsServer":"#, form: .string, cardinality: .singular, position: 2)),
             .init(number: 4, name: "members", kind: .string,
-                  json: .init(name: "members", form: .string, cardinality: .repeated, position: 3)),
+                  json: .init(key: #""members":"#, form: .string, cardinality: .repeated, position: 3)),
             .init(number: 5, name: "owned_shards", kind: .fixed64,
-                  json: .init(name: "ownedShards", form: .fixed64, cardinality: .singular, position: 4)),
+                  json: .init(key: #""ownedShards":"#, form: .fixed64, cardinality: .singular, position: 4)),
             .init(number: 6, name: "runs_feed", kind: .varint,
-                  json: .init(name: "runsFeed", form: .bool, cardinality: .singular, position: 5)),
+                  json: .init(key: #""runsFeed":"#, form: .bool, cardinality: .singular, position: 5)),
             .init(number: 7, name: "leases", kind: .message(coinwatch_v1_ClusterLease),
-                  json: .init(name: "leases", form: .message, cardinality: .repeated, position: 6)),
+                  json: .init(key: #""leases":"#, form: .message, cardinality: .repeated, position: 6)),
             .init(number: 8, name: "settings_revision", kind: .varint,
-                  json: .init(name: "settingsRevision", form: .uint64, cardinality: .singular, position: 7)),
+                  json: .init(key: #""settingsRevision":"#, form: .uint64, cardinality: .singular, position: 7)),
             .init(number: 9, name: "settings_lag", kind: .varint,
-                  json: .init(name: "settingsLag", form: .uint64, cardinality: .singular, position: 8)),
+                  json: .init(key: #""settingsLag":"#, form: .uint64, cardinality: .singular, position: 8)),
         ]
     )
 
@@ -393,13 +393,13 @@ enum WireSchemas {
         name: "coinwatch.v1.ClusterLease",
         fields: [
             .init(number: 1, name: "key", kind: .string,
-                  json: .init(name: "key", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""key":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "age_ms", kind: .varint,
-                  json: .init(name: "ageMs", form: .uint64, cardinality: .singular, position: 1)),
+                  json: .init(key: #""ageMs":"#, form: .uint64, cardinality: .singular, position: 1)),
             .init(number: 3, name: "valid_for_ms", kind: .varint,
-                  json: .init(name: "validForMs", form: .uint64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""validForMs":"#, form: .uint64, cardinality: .singular, position: 2)),
             .init(number: 4, name: "token", kind: .varint,
-                  json: .init(name: "token", form: .uint64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""token":"#, form: .uint64, cardinality: .singular, position: 3)),
         ]
     )
 
@@ -407,29 +407,29 @@ enum WireSchemas {
         name: "coinwatch.v1.PushDeliveryState",
         fields: [
             .init(number: 1, name: "enabled", kind: .varint,
-                  json: .init(name: "enabled", form: .bool, cardinality: .singular, position: 0)),
+                  json: .init(key: #""enabled":"#, form: .bool, cardinality: .singular, position: 0)),
             .init(number: 2, name: "endpoint", kind: .string,
-                  json: .init(name: "endpoint", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""endpoint":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "paused", kind: .varint,
-                  json: .init(name: "paused", form: .bool, cardinality: .singular, position: 2)),
+                  json: .init(key: #""paused":"#, form: .bool, cardinality: .singular, position: 2)),
             .init(number: 4, name: "pause_reason", kind: .string,
-                  json: .init(name: "pauseReason", form: .string, cardinality: .singular, position: 3)),
+                  json: .init(key: #""pauseReason":"#, form: .string, cardinality: .singular, position: 3)),
             .init(number: 5, name: "queued", kind: .varint,
-                  json: .init(name: "queued", form: .uint64, cardinality: .singular, position: 4)),
+                  json: .init(key: #""queued":"#, form: .uint64, cardinality: .singular, position: 4)),
             .init(number: 6, name: "in_flight", kind: .varint,
-                  json: .init(name: "inFlight", form: .uint64, cardinality: .singular, position: 5)),
+                  json: .init(key: #""inFlight":"#, form: .uint64, cardinality: .singular, position: 5)),
             .init(number: 7, name: "delivered", kind: .varint,
-                  json: .init(name: "delivered", form: .uint64, cardinality: .singular, position: 6)),
+                  json: .init(key: #""delivered":"#, form: .uint64, cardinality: .singular, position: 6)),
             .init(number: 8, name: "retried", kind: .varint,
-                  json: .init(name: "retried", form: .uint64, cardinality: .singular, position: 7)),
+                  json: .init(key: #""retried":"#, form: .uint64, cardinality: .singular, position: 7)),
             .init(number: 9, name: "expired", kind: .varint,
-                  json: .init(name: "expired", form: .uint64, cardinality: .singular, position: 8)),
+                  json: .init(key: #""expired":"#, form: .uint64, cardinality: .singular, position: 8)),
             .init(number: 10, name: "rejected", kind: .varint,
-                  json: .init(name: "rejected", form: .uint64, cardinality: .singular, position: 9)),
+                  json: .init(key: #""rejected":"#, form: .uint64, cardinality: .singular, position: 9)),
             .init(number: 11, name: "registered_devices", kind: .varint,
-                  json: .init(name: "registeredDevices", form: .uint64, cardinality: .singular, position: 10)),
+                  json: .init(key: #""registeredDevices":"#, form: .uint64, cardinality: .singular, position: 10)),
             .init(number: 12, name: "disabled_devices", kind: .varint,
-                  json: .init(name: "disabledDevices", form: .uint64, cardinality: .singular, position: 11)),
+                  json: .init(key: #""disabledDevices":"#, form: .uint64, cardinality: .singular, position: 11)),
         ]
     )
 
@@ -437,25 +437,25 @@ enum WireSchemas {
         name: "coinwatch.v1.Frame",
         fields: [
             .init(number: 1, name: "hello", kind: .message(coinwatch_v1_Hello),
-                  json: .init(name: "hello", form: .message, cardinality: .oneof(0), position: 0)),
+                  json: .init(key: #""hello":"#, form: .message, cardinality: .oneof(0), position: 0)),
             .init(number: 2, name: "welcome", kind: .message(coinwatch_v1_Welcome),
-                  json: .init(name: "welcome", form: .message, cardinality: .oneof(0), position: 1)),
+                  json: .init(key: #""welcome":"#, form: .message, cardinality: .oneof(0), position: 1)),
             .init(number: 3, name: "call", kind: .message(coinwatch_v1_Call),
-                  json: .init(name: "call", form: .message, cardinality: .oneof(0), position: 2)),
+                  json: .init(key: #""call":"#, form: .message, cardinality: .oneof(0), position: 2)),
             .init(number: 4, name: "message", kind: .message(coinwatch_v1_Message),
-                  json: .init(name: "message", form: .message, cardinality: .oneof(0), position: 3)),
+                  json: .init(key: #""message":"#, form: .message, cardinality: .oneof(0), position: 3)),
             .init(number: 5, name: "end", kind: .message(coinwatch_v1_End),
-                  json: .init(name: "end", form: .message, cardinality: .oneof(0), position: 4)),
+                  json: .init(key: #""end":"#, form: .message, cardinality: .oneof(0), position: 4)),
             .init(number: 6, name: "cancel", kind: .message(coinwatch_v1_Cancel),
-                  json: .init(name: "cancel", form: .message, cardinality: .oneof(0), position: 5)),
+                  json: .init(key: #""cancel":"#, form: .message, cardinality: .oneof(0), position: 5)),
             .init(number: 7, name: "ping", kind: .message(coinwatch_v1_Ping),
-                  json: .init(name: "ping", form: .message, cardinality: .oneof(0), position: 6)),
+                  json: .init(key: #""ping":"#, form: .message, cardinality: .oneof(0), position: 6)),
             .init(number: 8, name: "pong", kind: .message(coinwatch_v1_Pong),
-                  json: .init(name: "pong", form: .message, cardinality: .oneof(0), position: 7)),
+                  json: .init(key: #""pong":"#, form: .message, cardinality: .oneof(0), position: 7)),
             .init(number: 9, name: "go_away", kind: .message(coinwatch_v1_GoAway),
-                  json: .init(name: "goAway", form: .message, cardinality: .oneof(0), position: 8)),
+                  json: .init(key: #""goAway":"#, form: .message, cardinality: .oneof(0), position: 8)),
             .init(number: 10, name: "error", kind: .message(coinwatch_v1_ConnectionError),
-                  json: .init(name: "error", form: .message, cardinality: .oneof(0), position: 9)),
+                  json: .init(key: #""error":"#, form: .message, cardinality: .oneof(0), position: 9)),
         ]
     )
 
@@ -463,9 +463,9 @@ enum WireSchemas {
         name: "coinwatch.v1.Status",
         fields: [
             .init(number: 1, name: "code", kind: .varint,
-                  json: .init(name: "code", form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
+                  json: .init(key: #""code":"#, form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
             .init(number: 2, name: "message", kind: .string,
-                  json: .init(name: "message", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""message":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -473,11 +473,11 @@ enum WireSchemas {
         name: "coinwatch.v1.Hello",
         fields: [
             .init(number: 1, name: "protocol_version", kind: .varint,
-                  json: .init(name: "protocolVersion", form: .uint32, cardinality: .singular, position: 0)),
+                  json: .init(key: #""protocolVersion":"#, form: .uint32, cardinality: .singular, position: 0)),
             .init(number: 2, name: "client_name", kind: .string,
-                  json: .init(name: "clientName", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""clientName":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "auth_token", kind: .string,
-                  json: .init(name: "authToken", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""authToken":"#, form: .string, cardinality: .singular, position: 2)),
         ]
     )
 
@@ -485,19 +485,19 @@ enum WireSchemas {
         name: "coinwatch.v1.Welcome",
         fields: [
             .init(number: 1, name: "protocol_version", kind: .varint,
-                  json: .init(name: "protocolVersion", form: .uint32, cardinality: .singular, position: 0)),
+                  json: .init(key: #""protocolVersion":"#, form: .uint32, cardinality: .singular, position: 0)),
             .init(number: 2, name: "server_name", kind: .string,
-                  json: .init(name: "serverName", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""serverName":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "server_version", kind: .string,
-                  json: .init(name: "serverVersion", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""serverVersion":"#, form: .string, cardinality: .singular, position: 2)),
             .init(number: 4, name: "max_frame_bytes", kind: .varint,
-                  json: .init(name: "maxFrameBytes", form: .uint32, cardinality: .singular, position: 3)),
+                  json: .init(key: #""maxFrameBytes":"#, form: .uint32, cardinality: .singular, position: 3)),
             .init(number: 5, name: "max_concurrent_calls", kind: .varint,
-                  json: .init(name: "maxConcurrentCalls", form: .uint32, cardinality: .singular, position: 4)),
+                  json: .init(key: #""maxConcurrentCalls":"#, form: .uint32, cardinality: .singular, position: 4)),
             .init(number: 6, name: "idle_timeout_ms", kind: .varint,
-                  json: .init(name: "idleTimeoutMs", form: .uint32, cardinality: .singular, position: 5)),
+                  json: .init(key: #""idleTimeoutMs":"#, form: .uint32, cardinality: .singular, position: 5)),
             .init(number: 7, name: "methods", kind: .string,
-                  json: .init(name: "methods", form: .string, cardinality: .repeated, position: 6)),
+                  json: .init(key: #""methods":"#, form: .string, cardinality: .repeated, position: 6)),
         ]
     )
 
@@ -505,15 +505,15 @@ enum WireSchemas {
         name: "coinwatch.v1.Call",
         fields: [
             .init(number: 1, name: "call_id", kind: .varint,
-                  json: .init(name: "callId", form: .uint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""callId":"#, form: .uint64, cardinality: .singular, position: 0)),
             .init(number: 2, name: "method", kind: .string,
-                  json: .init(name: "method", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""method":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "timeout_ms", kind: .varint,
-                  json: .init(name: "timeoutMs", form: .uint64, cardinality: .singular, position: 2)),
+                  json: .init(key: #""timeoutMs":"#, form: .uint64, cardinality: .singular, position: 2)),
             .init(number: 4, name: "metadata", kind: .message(coinwatch_v1_Call_MetadataEntry),
-                  json: .init(name: "metadata", form: .message, cardinality: .map, position: 3)),
+                  json: .init(key: #""metadata":"#, form: .message, cardinality: .map, position: 3)),
             .init(number: 5, name: "payload", kind: .bytes,
-                  json: .init(name: "payload", form: .bytes, cardinality: .singular, position: 4)),
+                  json: .init(key: #""payload":"#, form: .bytes, cardinality: .singular, position: 4)),
         ]
     )
 
@@ -521,9 +521,9 @@ enum WireSchemas {
         name: "coinwatch.v1.Call.MetadataEntry",
         fields: [
             .init(number: 1, name: "key", kind: .string,
-                  json: .init(name: "key", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""key":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "value", kind: .string,
-                  json: .init(name: "value", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""value":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -531,9 +531,9 @@ enum WireSchemas {
         name: "coinwatch.v1.Message",
         fields: [
             .init(number: 1, name: "call_id", kind: .varint,
-                  json: .init(name: "callId", form: .uint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""callId":"#, form: .uint64, cardinality: .singular, position: 0)),
             .init(number: 2, name: "payload", kind: .bytes,
-                  json: .init(name: "payload", form: .bytes, cardinality: .singular, position: 1)),
+                  json: .init(key: #""payload":"#, form: .bytes, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -541,13 +541,13 @@ enum WireSchemas {
         name: "coinwatch.v1.End",
         fields: [
             .init(number: 1, name: "call_id", kind: .varint,
-                  json: .init(name: "callId", form: .uint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""callId":"#, form: .uint64, cardinality: .singular, position: 0)),
             .init(number: 2, name: "status", kind: .message(coinwatch_v1_Status),
-                  json: .init(name: "status", form: .message, cardinality: .optionalMessage, position: 1)),
+                  json: .init(key: #""status":"#, form: .message, cardinality: .optionalMessage, position: 1)),
             .init(number: 3, name: "trailers", kind: .message(coinwatch_v1_End_TrailersEntry),
-                  json: .init(name: "trailers", form: .message, cardinality: .map, position: 2)),
+                  json: .init(key: #""trailers":"#, form: .message, cardinality: .map, position: 2)),
             .init(number: 4, name: "payload", kind: .bytes,
-                  json: .init(name: "payload", form: .bytes, cardinality: .singular, position: 3)),
+                  json: .init(key: #""payload":"#, form: .bytes, cardinality: .singular, position: 3)),
         ]
     )
 
@@ -555,9 +555,9 @@ enum WireSchemas {
         name: "coinwatch.v1.End.TrailersEntry",
         fields: [
             .init(number: 1, name: "key", kind: .string,
-                  json: .init(name: "key", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""key":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "value", kind: .string,
-                  json: .init(name: "value", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""value":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -565,7 +565,7 @@ enum WireSchemas {
         name: "coinwatch.v1.Cancel",
         fields: [
             .init(number: 1, name: "call_id", kind: .varint,
-                  json: .init(name: "callId", form: .uint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""callId":"#, form: .uint64, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -573,7 +573,7 @@ enum WireSchemas {
         name: "coinwatch.v1.Ping",
         fields: [
             .init(number: 1, name: "payload", kind: .bytes,
-                  json: .init(name: "payload", form: .bytes, cardinality: .singular, position: 0)),
+                  json: .init(key: #""payload":"#, form: .bytes, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -581,7 +581,7 @@ enum WireSchemas {
         name: "coinwatch.v1.Pong",
         fields: [
             .init(number: 1, name: "payload", kind: .bytes,
-                  json: .init(name: "payload", form: .bytes, cardinality: .singular, position: 0)),
+                  json: .init(key: #""payload":"#, form: .bytes, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -589,11 +589,11 @@ enum WireSchemas {
         name: "coinwatch.v1.GoAway",
         fields: [
             .init(number: 1, name: "last_call_id", kind: .varint,
-                  json: .init(name: "lastCallId", form: .uint64, cardinality: .singular, position: 0)),
+                  json: .init(key: #""lastCallId":"#, form: .uint64, cardinality: .singular, position: 0)),
             .init(number: 2, name: "code", kind: .varint,
-                  json: .init(name: "code", form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 1)),
+                  json: .init(key: #""code":"#, form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 1)),
             .init(number: 3, name: "reason", kind: .string,
-                  json: .init(name: "reason", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""reason":"#, form: .string, cardinality: .singular, position: 2)),
         ]
     )
 
@@ -601,9 +601,9 @@ enum WireSchemas {
         name: "coinwatch.v1.ConnectionError",
         fields: [
             .init(number: 1, name: "code", kind: .varint,
-                  json: .init(name: "code", form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
+                  json: .init(key: #""code":"#, form: .enumeration({ V1.Status.Code(rawValue: $0).protoValueName }), cardinality: .singular, position: 0)),
             .init(number: 2, name: "message", kind: .string,
-                  json: .init(name: "message", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""message":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -611,17 +611,17 @@ enum WireSchemas {
         name: "coinwatch.v1.ServiceKey",
         fields: [
             .init(number: 1, name: "id", kind: .string,
-                  json: .init(name: "id", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""id":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "name", kind: .string,
-                  json: .init(name: "name", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""name":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "scopes", kind: .string,
-                  json: .init(name: "scopes", form: .string, cardinality: .repeated, position: 2)),
+                  json: .init(key: #""scopes":"#, form: .string, cardinality: .repeated, position: 2)),
             .init(number: 4, name: "created_at_ms", kind: .varint,
-                  json: .init(name: "createdAtMs", form: .int64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""createdAtMs":"#, form: .int64, cardinality: .singular, position: 3)),
             .init(number: 5, name: "revoked", kind: .varint,
-                  json: .init(name: "revoked", form: .bool, cardinality: .singular, position: 4)),
+                  json: .init(key: #""revoked":"#, form: .bool, cardinality: .singular, position: 4)),
             .init(number: 6, name: "revoked_at_ms", kind: .varint,
-                  json: .init(name: "revokedAtMs", form: .int64, cardinality: .singular, position: 5)),
+                  json: .init(key: #""revokedAtMs":"#, form: .int64, cardinality: .singular, position: 5)),
         ]
     )
 
@@ -629,9 +629,9 @@ enum WireSchemas {
         name: "coinwatch.v1.CreateKeyRequest",
         fields: [
             .init(number: 1, name: "name", kind: .string,
-                  json: .init(name: "name", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""name":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "scopes", kind: .string,
-                  json: .init(name: "scopes", form: .string, cardinality: .repeated, position: 1)),
+                  json: .init(key: #""scopes":"#, form: .string, cardinality: .repeated, position: 1)),
         ]
     )
 
@@ -639,9 +639,9 @@ enum WireSchemas {
         name: "coinwatch.v1.CreateKeyResponse",
         fields: [
             .init(number: 1, name: "key", kind: .message(coinwatch_v1_ServiceKey),
-                  json: .init(name: "key", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""key":"#, form: .message, cardinality: .optionalMessage, position: 0)),
             .init(number: 2, name: "token", kind: .string,
-                  json: .init(name: "token", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""token":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -649,7 +649,7 @@ enum WireSchemas {
         name: "coinwatch.v1.ListKeysRequest",
         fields: [
             .init(number: 1, name: "include_revoked", kind: .varint,
-                  json: .init(name: "includeRevoked", form: .bool, cardinality: .singular, position: 0)),
+                  json: .init(key: #""includeRevoked":"#, form: .bool, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -657,7 +657,7 @@ enum WireSchemas {
         name: "coinwatch.v1.ListKeysResponse",
         fields: [
             .init(number: 1, name: "keys", kind: .message(coinwatch_v1_ServiceKey),
-                  json: .init(name: "keys", form: .message, cardinality: .repeated, position: 0)),
+                  json: .init(key: #""keys":"#, form: .message, cardinality: .repeated, position: 0)),
         ]
     )
 
@@ -665,7 +665,7 @@ enum WireSchemas {
         name: "coinwatch.v1.RevokeKeyRequest",
         fields: [
             .init(number: 1, name: "id", kind: .string,
-                  json: .init(name: "id", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""id":"#, form: .string, cardinality: .singular, position: 0)),
         ]
     )
 
@@ -673,7 +673,7 @@ enum WireSchemas {
         name: "coinwatch.v1.RevokeKeyResponse",
         fields: [
             .init(number: 1, name: "key", kind: .message(coinwatch_v1_ServiceKey),
-                  json: .init(name: "key", form: .message, cardinality: .optionalMessage, position: 0)),
+                  json: .init(key: #""key":"#, form: .message, cardinality: .optionalMessage, position: 0)),
         ]
     )
 
@@ -681,9 +681,9 @@ enum WireSchemas {
         name: "coinwatch.v1.ResetDeviceRequest",
         fields: [
             .init(number: 1, name: "device_id", kind: .string,
-                  json: .init(name: "deviceId", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""deviceId":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "issue_secret", kind: .varint,
-                  json: .init(name: "issueSecret", form: .bool, cardinality: .singular, position: 1)),
+                  json: .init(key: #""issueSecret":"#, form: .bool, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -691,9 +691,9 @@ enum WireSchemas {
         name: "coinwatch.v1.ResetDeviceResponse",
         fields: [
             .init(number: 1, name: "had_secret", kind: .varint,
-                  json: .init(name: "hadSecret", form: .bool, cardinality: .singular, position: 0)),
+                  json: .init(key: #""hadSecret":"#, form: .bool, cardinality: .singular, position: 0)),
             .init(number: 2, name: "device_secret", kind: .string,
-                  json: .init(name: "deviceSecret", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""deviceSecret":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 
@@ -701,17 +701,17 @@ enum WireSchemas {
         name: "coinwatch.v1.StoredServiceKey",
         fields: [
             .init(number: 1, name: "id", kind: .string,
-                  json: .init(name: "id", form: .string, cardinality: .singular, position: 0)),
+                  json: .init(key: #""id":"#, form: .string, cardinality: .singular, position: 0)),
             .init(number: 2, name: "name", kind: .string,
-                  json: .init(name: "name", form: .string, cardinality: .singular, position: 1)),
+                  json: .init(key: #""name":"#, form: .string, cardinality: .singular, position: 1)),
             .init(number: 3, name: "scopes", kind: .string,
-                  json: .init(name: "scopes", form: .string, cardinality: .repeated, position: 2)),
+                  json: .init(key: #""scopes":"#, form: .string, cardinality: .repeated, position: 2)),
             .init(number: 4, name: "created_at_ms", kind: .varint,
-                  json: .init(name: "createdAtMs", form: .int64, cardinality: .singular, position: 3)),
+                  json: .init(key: #""createdAtMs":"#, form: .int64, cardinality: .singular, position: 3)),
             .init(number: 5, name: "revoked_at_ms", kind: .varint,
-                  json: .init(name: "revokedAtMs", form: .int64, cardinality: .singular, position: 4)),
+                  json: .init(key: #""revokedAtMs":"#, form: .int64, cardinality: .singular, position: 4)),
             .init(number: 6, name: "secret_sha256", kind: .bytes,
-                  json: .init(name: "secretSha256", form: .bytes, cardinality: .singular, position: 5)),
+                  json: .init(key: #""secretSha256":"#, form: .bytes, cardinality: .singular, position: 5)),
         ]
     )
 
@@ -719,11 +719,11 @@ enum WireSchemas {
         name: "coinwatch.v1.StoredDeviceSecret",
         fields: [
             .init(number: 1, name: "secret_sha256", kind: .bytes,
-                  json: .init(name: "secretSha256", form: .bytes, cardinality: .singular, position: 0)),
+                  json: .init(key: #""secretSha256":"#, form: .bytes, cardinality: .singular, position: 0)),
             .init(number: 2, name: "issued_at_ms", kind: .varint,
-                  json: .init(name: "issuedAtMs", form: .int64, cardinality: .singular, position: 1)),
+                  json: .init(key: #""issuedAtMs":"#, form: .int64, cardinality: .singular, position: 1)),
             .init(number: 3, name: "issued_by", kind: .string,
-                  json: .init(name: "issuedBy", form: .string, cardinality: .singular, position: 2)),
+                  json: .init(key: #""issuedBy":"#, form: .string, cardinality: .singular, position: 2)),
         ]
     )
 }

@@ -52,6 +52,13 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// A field name already quoted and followed by its colon, as the schema tables hold it: one piece of output.
+    mutating func quotedKey(_ key: StaticString) {
+        comma()
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        needsComma = false
+    }
+
     /// A name from the schema (an enum value's) as a string value; it needs no escaping.
     public mutating func schemaName(_ name: StaticString) {
         comma()
@@ -99,16 +106,14 @@ public struct JSONWriter: Sendable {
     /// A 32-bit integer as a JSON number.
     public mutating func number<I: FixedWidthInteger>(_ value: I) {
         comma()
-        appendDecimal(value)
+        appendDecimal(value, quoted: false)
         needsComma = true
     }
 
     /// A 64-bit integer as a JSON string, as proto3 JSON requires: JavaScript numbers lose digits past 2^53.
     public mutating func quotedNumber<I: FixedWidthInteger>(_ value: I) {
         comma()
-        bytes.append(UInt8(ascii: "\""))
-        appendDecimal(value)
-        bytes.append(UInt8(ascii: "\""))
+        appendDecimal(value, quoted: true)
         needsComma = true
     }
 
@@ -128,19 +133,31 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    private mutating func appendDecimal<I: FixedWidthInteger>(_ value: I) {
-        // The magnitude as UInt64 (every field integer fits), digits written backwards into a small buffer.
+    /// The digits (with a sign, in quotes if asked) written backwards into a small buffer and appended in one piece.
+    private mutating func appendDecimal<I: FixedWidthInteger>(_ value: I, quoted: Bool) {
+        // The magnitude as UInt64 (every field integer fits): 20 digits at most, a sign and two quotes.
         let negative = I.isSigned && value < 0
         var magnitude = UInt64(truncatingIfNeeded: value.magnitude)
-        if negative { bytes.append(UInt8(ascii: "-")) }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var count = 0
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
+            var start = 24
+            if quoted {
+                start -= 1
+                digits[start] = UInt8(ascii: "\"")
+            }
             repeat {
-                digits[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
-                count += 1
             } while magnitude != 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)...]))
+            if negative {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            if quoted {
+                start -= 1
+                digits[start] = UInt8(ascii: "\"")
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 

@@ -44,7 +44,7 @@ enum WireJSON {
                 oneofsSeen |= bit
                 guard value(&cursor, field, key: true, omitDefault: false, &writer, depth: depth) else { return false }
             case .repeated:
-                writer.key(field.json.name)
+                writer.quotedKey(field.json.key)
                 writer.beginArray()
                 repeat {
                     guard value(&cursor, field, key: false, omitDefault: false, &writer, depth: depth) else {
@@ -91,30 +91,30 @@ enum WireJSON {
             guard let raw = cursor.minimalVarint() else { return false }
             let value = Int32(truncatingIfNeeded: raw)
             guard !(omitDefault && value == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.number(value)
         case .sint32:
             guard let raw = cursor.minimalVarint() else { return false }
             let value = Int32(truncatingIfNeeded: Varint.unzigzag(UInt64(UInt32(truncatingIfNeeded: raw))))
             guard !(omitDefault && value == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.number(value)
         case .uint32:
             guard let raw = cursor.minimalVarint() else { return false }
             let value = UInt32(truncatingIfNeeded: raw)
             guard !(omitDefault && value == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.number(value)
         case .sfixed32, .fixed32:
             guard let raw = cursor.bytes(4) else { return false }
             let bits = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
             guard !(omitDefault && bits == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             if case .sfixed32 = field.json.form { writer.number(Int32(bitPattern: bits)) } else { writer.number(bits) }
         case .int64, .uint64, .sint64:
             guard let raw = cursor.minimalVarint() else { return false }
             guard !(omitDefault && raw == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             switch field.json.form {
             case .int64: writer.quotedNumber(Int64(bitPattern: raw))
             case .sint64: writer.quotedNumber(Varint.unzigzag(raw))
@@ -124,7 +124,7 @@ enum WireJSON {
             guard let raw = cursor.bytes(8) else { return false }
             let bits = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
             guard !(omitDefault && bits == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             if case .sfixed64 = field.json.form {
                 writer.quotedNumber(Int64(bitPattern: bits))
             } else {
@@ -133,28 +133,28 @@ enum WireJSON {
         case .bool:
             guard let raw = cursor.minimalVarint() else { return false }
             guard !(omitDefault && raw == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.bool(raw != 0)
         case .enumeration(let name):
             guard let raw = cursor.minimalVarint() else { return false }
             let number = Int32(truncatingIfNeeded: raw)
             guard !(omitDefault && number == 0) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             if let name = name(number) { writer.schemaName(name) } else { writer.number(number) }
         case .string:
             guard let text = cursor.minimalDelimited(), UTF8Check.firstProblem(text, from: 0, to: text.count) == nil
             else { return false }
             guard !(omitDefault && text.isEmpty) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.string(utf8: text)
         case .bytes:
             guard let data = cursor.minimalDelimited() else { return false }
             guard !(omitDefault && data.isEmpty) else { return true }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             writer.base64(data)
         case .message:
             guard let body = cursor.minimalDelimited(), case .message(let nested) = field.kind else { return false }
-            if key { writer.key(field.json.name) }
+            if key { writer.quotedKey(field.json.key) }
             return message(body, nested, &writer, depth: depth + 1)
         }
         return true
@@ -183,7 +183,7 @@ enum WireJSON {
         } while takeTag(of: field, &cursor)
         let end = cursor
 
-        writer.key(field.json.name)
+        writer.quotedKey(field.json.key)
         writer.beginObject()
         if ascending {
             cursor = start

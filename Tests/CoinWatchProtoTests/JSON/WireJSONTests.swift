@@ -182,7 +182,7 @@ struct WireJSONTests {
         for level in 1...WireValidator.maxDepth + 2 {
             let field = WireSchema.Field(
                 number: 1, name: "inner", kind: .message(schemas[level - 1]),
-                json: .init(name: "inner", form: .message, cardinality: .optionalMessage, position: 0)
+                json: .init(key: #""inner":"#, form: .message, cardinality: .optionalMessage, position: 0)
             )
             schemas.append(WireSchema(name: "test.Node\(level)", fields: [field]))
         }
