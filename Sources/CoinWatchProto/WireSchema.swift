@@ -45,7 +45,7 @@ final class WireSchema: Sendable {
 
     /// The fully qualified message name.
     let name: String
-    private let fields: [Field]
+    let fields: [Field]
     /// `fields` index by field number, for schemas whose numbers are small (all of ours); else empty.
     private let slots: [Int8]
 

@@ -18,12 +18,17 @@ public struct JSONMethodCodec: Sendable {
         path = method.path
         isServerStreaming = method.isServerStreaming
         hasNoSideEffects = method.hasNoSideEffects
-        requestToBinary = { bytes, options throws(JSONDecodingError) in
-            try Request(jsonUTF8: bytes, options: options).serializedBytes()
-        }
-        // Every generated message has a table; the walk over it writes a canonical answer without decoding it,
-        // and anything else is decoded whole (WireJSON says when and why).
+        // Every generated message has a table. With it a plain JSON request is encoded as it is read, and a
+        // canonical answer written as JSON without decoding it; anything else is decoded whole (WireJSON says
+        // when and why).
+        let requestSchema = (Request.self as? any WireSchemaDescribed.Type)?.wireSchema
         let responseSchema = (Response.self as? any WireSchemaDescribed.Type)?.wireSchema
+        requestToBinary = { bytes, options throws(JSONDecodingError) in
+            if let requestSchema, let binary = WireJSON.binary(bytes, schema: requestSchema, options: options) {
+                return binary
+            }
+            return try Request(jsonUTF8: bytes, options: options).serializedBytes()
+        }
         responseToJSON = { bytes, maxBytes throws(WireDecodingError) in
             if let responseSchema, bytes.count <= maxBytes, let json = WireJSON.json(bytes, schema: responseSchema) {
                 return json
