@@ -5,8 +5,9 @@ import CoinWatchProto
 /// The first input byte picks the message type (its low 7 bits, modulo the number of types) and whether unknown
 /// fields are ignored (its top bit); the rest is handed to that type's JSON decoder as untrusted bytes. A decoder
 /// must either throw a `JSONDecodingError` that names its type, or return a value that the binary encoding
-/// carries unchanged and whose canonical JSON decodes back to it and re-encodes to the same bytes. Anything else
-/// (a crash, a sanitizer report, a broken round trip) is a finding.
+/// carries unchanged and whose canonical JSON decodes back to it and re-encodes to the same bytes; the encoding
+/// written as the document is read (`binary(fromJSON:)`) must be that value's, or the same refusal. Anything else
+/// (a crash, a sanitizer report, a broken round trip, an encoding that differs) is a finding.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
@@ -28,7 +29,13 @@ private func check<M: JSONMessage>(_ type: M.Type, _ bytes: UnsafeRawBufferPoint
         guard error.typeName == M.protoName, error.message.hasPrefix(M.protoName) else {
             fatalError("\(M.protoName): the error does not name the type: \(error)")
         }
+        if let binary = try? M.binary(fromJSON: bytes, options: options) {
+            fatalError("\(M.protoName): a document the decoder refuses (\(error)) was encoded as read: \(binary)")
+        }
         return
+    }
+    guard let binary = try? M.binary(fromJSON: bytes, options: options), binary == value.serializedBytes() else {
+        fatalError("\(M.protoName): the encoding written as the document is read differs from \(value)'s")
     }
     let json = value.jsonUTF8()
     let again: M

@@ -83,6 +83,41 @@ extension JSONMessage {
         try self.init(jsonUTF8: Array(jsonString.utf8), options: options)
     }
 
+    /// The binary encoding of an untrusted UTF-8 JSON document: what `init(jsonUTF8:options:)` then
+    /// `serializedBytes()` give, and the same error, without the value in between for a plain document (one
+    /// encoded as it is read; `WireJSON+Binary.swift` says which).
+    public static func binary(fromJSON bytes: UnsafeRawBufferPointer, options: JSONDecodingOptions = .init())
+        throws(JSONDecodingError) -> [UInt8]
+    {
+        try binary(fromJSON: bytes, options: options, schema: wireSchema)
+    }
+
+    /// The canonical JSON of an encoding: what `init(serializedBytes:maxBytes:)` then `jsonUTF8()` give, and the
+    /// same error, written straight from the bytes when they are canonical (`WireJSON.swift` says when).
+    public static func json(fromBinary bytes: UnsafeRawBufferPointer, maxBytes: Int = WireLimits.defaultMaxMessageBytes)
+        throws(WireDecodingError) -> [UInt8]
+    {
+        try json(fromBinary: bytes, maxBytes: maxBytes, schema: wireSchema)
+    }
+
+    /// The generated table of the type (every generated message has one), found once by a caller that converts
+    /// many messages (JSONMethodCodec).
+    static var wireSchema: WireSchema? { (Self.self as? any WireSchemaDescribed.Type)?.wireSchema }
+
+    static func binary(fromJSON bytes: UnsafeRawBufferPointer, options: JSONDecodingOptions, schema: WireSchema?)
+        throws(JSONDecodingError) -> [UInt8]
+    {
+        if let schema, let binary = WireJSON.binary(bytes, schema: schema, options: options) { return binary }
+        return try Self(jsonUTF8: bytes, options: options).serializedBytes()
+    }
+
+    static func json(fromBinary bytes: UnsafeRawBufferPointer, maxBytes: Int, schema: WireSchema?)
+        throws(WireDecodingError) -> [UInt8]
+    {
+        if bytes.count <= maxBytes, let schema, let json = WireJSON.json(bytes, schema: schema) { return json }
+        return try Self(serializedBytes: bytes, maxBytes: maxBytes).jsonUTF8()
+    }
+
     /// The canonical JSON encoding, as UTF-8.
     public func jsonUTF8() -> [UInt8] {
         var writer = JSONWriter()

@@ -18,22 +18,14 @@ public struct JSONMethodCodec: Sendable {
         path = method.path
         isServerStreaming = method.isServerStreaming
         hasNoSideEffects = method.hasNoSideEffects
-        // Every generated message has a table. With it a plain JSON request is encoded as it is read, and a
-        // canonical answer written as JSON without decoding it; anything else is decoded whole (WireJSON says
-        // when and why).
-        let requestSchema = (Request.self as? any WireSchemaDescribed.Type)?.wireSchema
-        let responseSchema = (Response.self as? any WireSchemaDescribed.Type)?.wireSchema
+        // Converted straight between JSON and the wire where WireJSON can be sure, decoded whole elsewhere.
+        let requestSchema = Request.wireSchema
+        let responseSchema = Response.wireSchema
         requestToBinary = { bytes, options throws(JSONDecodingError) in
-            if let requestSchema, let binary = WireJSON.binary(bytes, schema: requestSchema, options: options) {
-                return binary
-            }
-            return try Request(jsonUTF8: bytes, options: options).serializedBytes()
+            try Request.binary(fromJSON: bytes, options: options, schema: requestSchema)
         }
         responseToJSON = { bytes, maxBytes throws(WireDecodingError) in
-            if let responseSchema, bytes.count <= maxBytes, let json = WireJSON.json(bytes, schema: responseSchema) {
-                return json
-            }
-            return try Response(serializedBytes: bytes, maxBytes: maxBytes).jsonUTF8()
+            try Response.json(fromBinary: bytes, maxBytes: maxBytes, schema: responseSchema)
         }
     }
 

@@ -116,6 +116,24 @@ struct WireJSONBinaryTests {
         #expect(decoded(V1.SaveSettingsRequest.self, deep, options: .init(maxDepth: 3)) == nil)
     }
 
+    @Test("binary(fromJSON:) gives the encoding as read, or the decoder's encoding or error where it is left")
+    func publicConversion() throws {
+        func binary(_ json: String, _ options: JSONDecodingOptions = .init()) throws(JSONDecodingError) -> [UInt8] {
+            let bytes = Array(json.utf8)
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(JSONDecodingError) in try V1.SaveSettingsRequest.binary(fromJSON: buffer, options: options) }
+            }
+            return try result.get()
+        }
+        let plain = #"{"deviceId":"d","expectedVersion":"2"}"#
+        #expect(try binary(plain) == encoded(V1.SaveSettingsRequest.self, plain))
+        let reordered = #"{"expectedVersion":"2","deviceId":"d"}"#
+        #expect(try binary(reordered) == decoded(V1.SaveSettingsRequest.self, plain))
+        let error = #expect(throws: JSONDecodingError.self) { try binary(#"{"deviceId":"d","device_id":"e"}"#) }
+        #expect(error?.typeName == V1.SaveSettingsRequest.protoName)
+        #expect(throws: JSONDecodingError.self) { try binary(plain, JSONDecodingOptions(maxBytes: 10)) }
+    }
+
     @Test("mutated documents of every type: encoded as read only where the decoder gives the same bytes",
           arguments: MessageType.all)
     func mutatedDocuments(_ messageType: MessageType) async {

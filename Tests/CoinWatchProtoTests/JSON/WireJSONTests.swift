@@ -174,6 +174,22 @@ struct WireJSONTests {
         #expect(String(decoding: unnamed, as: UTF8.self).contains(#":99"#))
     }
 
+    @Test("json(fromBinary:) gives the walk's JSON, or the decoder's JSON or error where the walk gives up")
+    func publicConversion() throws {
+        let canonical = Self.deviceField + Self.btcEntry + Self.versionField
+        let fromWire = try canonical.withUnsafeBytes { try V1.Settings.json(fromBinary: $0) }
+        #expect(fromWire == walked(V1.Settings.self, canonical))
+        let unsorted = Self.versionField + Self.deviceField
+        #expect(walked(V1.Settings.self, unsorted) == nil)
+        #expect(try unsorted.withUnsafeBytes { try V1.Settings.json(fromBinary: $0) }
+            == V1.Settings(serializedBytes: unsorted).jsonUTF8())
+        let invalid: [UInt8] = [0x0A, 0x01, 0xFF]
+        #expect(throws: WireDecodingError.self) { try invalid.withUnsafeBytes { try V1.Settings.json(fromBinary: $0) } }
+        #expect(throws: WireDecodingError.self) {
+            try canonical.withUnsafeBytes { try V1.Settings.json(fromBinary: $0, maxBytes: canonical.count - 1) }
+        }
+    }
+
     @Test("nesting deeper than the decoder allows is given up, not recursed into")
     func depth() {
         // The schema has no recursive message, so the guard is checked on a chain of tables, each holding the
