@@ -221,19 +221,10 @@ struct JSONMappingTests {
 
     private func mutations<M: RandomMessage>(_ type: M.Type, seed: UInt64) {
         var g = RandomValues(seed: seed ^ 0x3A)
-        let interesting: [UInt8] = Array(#"{}[]",:\-0123456789.eE+nulltruefalse"#.utf8) + [0x00, 0x80, 0xC3, 0xFF, 0x20]
         for value in M.filledSamples(using: &g) {
             let json = value.jsonUTF8()
             for _ in 0..<200 {
-                var mutated = json
-                for _ in 0...g.int(in: 0...3) where !mutated.isEmpty {
-                    let at = g.int(in: 0...mutated.count - 1)
-                    switch g.int(in: 0...2) {
-                    case 0: mutated[at] = interesting[g.int(in: 0...interesting.count - 1)]
-                    case 1: mutated.remove(at: at)
-                    default: mutated.insert(interesting[g.int(in: 0...interesting.count - 1)], at: at)
-                    }
-                }
+                let mutated = g.mutatedJSON(json)
                 do {
                     let decoded = try M(jsonUTF8: mutated)
                     #expect(try M(jsonUTF8: decoded.jsonUTF8()) == decoded)

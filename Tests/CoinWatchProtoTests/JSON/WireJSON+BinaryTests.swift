@@ -142,22 +142,13 @@ struct WireJSONBinaryTests {
 
     private func mutatedDocuments<M: RandomMessage>(_: M.Type, seed: UInt64) async {
         var g = RandomValues(seed: seed ^ 0xC4)
-        let interesting: [UInt8] = Array(#"{}[]",:\-0123456789.eE+nulltruefalse"#.utf8) + [0x00, 0x80, 0xC3, 0xFF, 0x20]
         var samples = M.filledSamples(using: &g)
         for _ in 0..<4 { samples.append(M.random(using: &g, filled: false, depth: 0)) }
         for (round, value) in samples.enumerated() {
             if round % 4 == 0 { await Task.yield() }
             let json = value.jsonUTF8()
             for attempt in 0..<300 {
-                var mutated = json
-                for _ in 0...g.int(in: 0...3) where !mutated.isEmpty {
-                    let at = g.int(in: 0...mutated.count - 1)
-                    switch g.int(in: 0...2) {
-                    case 0: mutated[at] = interesting[g.int(in: 0...interesting.count - 1)]
-                    case 1: mutated.remove(at: at)
-                    default: mutated.insert(interesting[g.int(in: 0...interesting.count - 1)], at: at)
-                    }
-                }
+                let mutated = g.mutatedJSON(json)
                 let options = JSONDecodingOptions(ignoreUnknownFields: attempt % 2 == 0)
                 guard let binary = encoded(M.self, mutated, options: options) else { continue }
                 let expected = (try? M(jsonUTF8: mutated, options: options))?.serializedBytes()

@@ -40,6 +40,22 @@ struct RandomValues {
         "é", "ß", "Ж", "€", "中", "ｱ", "😀", "𝄞",
     ]
 
+    /// `json` with one to four bytes replaced, removed or inserted, the inserted ones drawn from JSON's
+    /// punctuation, digits, literals and a few bytes that are not UTF-8 text.
+    mutating func mutatedJSON(_ json: [UInt8]) -> [UInt8] {
+        let interesting: [UInt8] = Array(#"{}[]",:\-0123456789.eE+nulltruefalse"#.utf8) + [0x00, 0x80, 0xC3, 0xFF, 0x20]
+        var mutated = json
+        for _ in 0...int(in: 0...3) where !mutated.isEmpty {
+            let at = int(in: 0...mutated.count - 1)
+            switch int(in: 0...2) {
+            case 0: mutated[at] = interesting[int(in: 0...interesting.count - 1)]
+            case 1: mutated.remove(at: at)
+            default: mutated.insert(interesting[int(in: 0...interesting.count - 1)], at: at)
+            }
+        }
+        return mutated
+    }
+
     mutating func int(in range: ClosedRange<Int>) -> Int {
         Int.random(in: range, using: &rng)
     }
