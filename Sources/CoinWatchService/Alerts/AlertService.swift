@@ -24,6 +24,10 @@ public final class AlertService: Sendable {
         public var hysteresis = ExactDecimal(mantissa: 5, scale: 3)!
         /// Undelivered alerts older than this are dropped: stale price alerts mislead.
         public var outboxExpiry: Duration = .seconds(3600)
+        /// Ticks that may wait for the alert thread; past it, prices are folded per symbol to the ticks that decide
+        /// crossings (`FoldedTicks`, docs/ALERTS.md "When prices outrun the alert thread"), so a flood of prices
+        /// cannot grow memory without bound. About 64 bytes each.
+        public var tickBacklogLimit = 65_536
 
         public init() {}
     }
@@ -140,6 +144,8 @@ public final class AlertService: Sendable {
 /// Counters of the alert service.
 public struct AlertStats: Sendable, Hashable {
     public var ticksEvaluated: Int
+    /// Ticks folded (not evaluated one by one) because the alert thread was behind (`FoldedTicks`).
+    public var ticksFolded: Int = 0
     public var alertsFired: Int
     public var alertsDelivered: Int
     public var subscribers: Int

@@ -18,6 +18,8 @@ final class AlertWorker: @unchecked Sendable {
     // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
     enum Job: Sendable {
         case ticks([PriceTick])
+        /// Ticks that arrived while the backlog was over its bound, folded per symbol (`FoldedTicks`).
+        case foldedTicks(FoldedTicks)
         /// One committed settings batch, in commit order.
         case settingsChanged([SettingsChange])
         case subscribe(AlertSubscriber)
@@ -56,6 +58,44 @@ final class AlertWorker: @unchecked Sendable {
         /// `wake` was signalled for jobs the thread has not taken yet: later posts need not signal again (at a
         /// few thousand publishes a second, one wake-up per publish would cost more than the evaluation).
         var signalled = false
+        /// Ticks in `jobs` queued one by one (folded ones aside).
+        var queuedTicks = 0
+        /// When folding last began (monotonic ns), for the warning's rate limit; nil until it first does.
+        var lastFoldWarning: Int64?
+
+        /// Queues `job`; once `limit` ticks wait, further prices are folded into the last job instead of queued
+        /// (`FoldedTicks`). Returns how many ticks were folded.
+        mutating func enqueue(_ job: Job, tickLimit limit: Int) -> Int {
+            guard case .ticks(let ticks) = job else {
+                jobs.append(job)
+                return 0
+            }
+            guard queuedTicks + ticks.count > limit else {
+                queuedTicks += ticks.count
+                jobs.append(job)
+                return 0
+            }
+            var folded = 0
+            for tick in ticks {
+                if tick.isStale {
+                    // The prices after a stale mark follow a gap: it keeps its place, and a later fold starts anew.
+                    queuedTicks += 1
+                    jobs.append(.ticks([tick]))
+                    continue
+                }
+                if case .foldedTicks(var last) = jobs.last {
+                    jobs.removeLast()  // so `last` is the only reference, and folding into it copies nothing
+                    last.fold(tick)
+                    jobs.append(.foldedTicks(last))
+                } else {
+                    var fresh = FoldedTicks()
+                    fresh.fold(tick)
+                    jobs.append(.foldedTicks(fresh))
+                }
+                folded += 1
+            }
+            return folded
+        }
     }
 
     private let inbox = Mutex(Inbox())
@@ -149,15 +189,33 @@ final class AlertWorker: @unchecked Sendable {
     /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
     @discardableResult
     func post(_ job: Job) -> Bool {
-        let (accepted, signal) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.stopping else { return (false, false) }
-            inbox.jobs.append(job)
+        let limit = configuration.tickBacklogLimit
+        let (accepted, signal, folded, warn) = inbox.withLock { inbox -> (Bool, Bool, Int, Bool) in
+            guard !inbox.stopping else { return (false, false, 0, false) }
+            let folded = inbox.enqueue(job, tickLimit: limit)
+            var warn = false
+            if folded > 0 {
+                let now = MonotonicClock.nanoseconds()
+                if inbox.lastFoldWarning.map({ now - $0 >= Self.foldWarningInterval }) ?? true {
+                    inbox.lastFoldWarning = now
+                    warn = true
+                }
+            }
             defer { inbox.signalled = true }
-            return (true, !inbox.signalled)
+            return (true, !inbox.signalled, folded, warn)
+        }
+        if folded > 0 { stats.ticksFolded.add(folded, ordering: .relaxed) }
+        if warn {
+            logger.warning("prices arrive faster than alerts are evaluated; folding each symbol's ticks to its lowest, highest and latest", [
+                "backlog_limit": "\(limit)", "ticks_folded_total": "\(stats.ticksFolded.load(ordering: .relaxed))",
+            ])
         }
         if signal { wake.signal() }
         return accepted
     }
+
+    /// At most one warning about folded ticks per minute.
+    static let foldWarningInterval: Int64 = 60_000_000_000
 
     func stop() {
         let first = inbox.withLock { inbox -> Bool in
@@ -203,6 +261,7 @@ final class AlertWorker: @unchecked Sendable {
                 defer {
                     inbox.jobs = []
                     inbox.signalled = false
+                    inbox.queuedTicks = 0
                 }
                 return (inbox.jobs, inbox.stopping)
             }
@@ -259,6 +318,8 @@ final class AlertWorker: @unchecked Sendable {
         switch job {
         case .ticks(let ticks):
             evaluate(ticks, &round)
+        case .foldedTicks(let folded):
+            evaluate(folded.ticks, &round)
         case .settingsChanged(let changes):
             // A save that leaves the rules as they were (a new version, same thresholds) changes nothing here.
             for change in changes where change.old?.rules != change.new?.rules {
@@ -575,6 +636,7 @@ final class AlertWorker: @unchecked Sendable {
 /// The atomics behind `AlertStats`.
 final class AlertCounters: Sendable {
     let ticksEvaluated = Atomic<Int>(0)
+    let ticksFolded = Atomic<Int>(0)
     let crossingsSuppressed = Atomic<Int>(0)
     let alertsFired = Atomic<Int>(0)
     let alertsDelivered = Atomic<Int>(0)
@@ -586,7 +648,8 @@ final class AlertCounters: Sendable {
 
     var snapshot: AlertStats {
         AlertStats(
-            ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), alertsFired: alertsFired.load(ordering: .relaxed),
+            ticksEvaluated: ticksEvaluated.load(ordering: .relaxed), ticksFolded: ticksFolded.load(ordering: .relaxed),
+            alertsFired: alertsFired.load(ordering: .relaxed),
             alertsDelivered: alertsDelivered.load(ordering: .relaxed), subscribers: subscribers.load(ordering: .relaxed),
             crossingsSuppressed: crossingsSuppressed.load(ordering: .relaxed),
             alertsSuppressed: alertsSuppressed.load(ordering: .relaxed),

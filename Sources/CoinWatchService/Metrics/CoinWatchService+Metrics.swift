@@ -30,6 +30,9 @@ extension CoinWatchService {
             families += [
                 .counter("coinwatch_alert_evaluations_total", help: "Price ticks evaluated against the alert index.",
                          [MetricSample([], alert.ticksEvaluated)]),
+                .counter("coinwatch_alert_ticks_folded_total",
+                         help: "Price ticks folded to each symbol's lowest, highest and latest because the alert thread was behind.",
+                         [MetricSample([], alert.ticksFolded)]),
                 .counter("coinwatch_alerts_fired_total", help: "Alerts fired (threshold crossings).", [MetricSample([], alert.alertsFired)]),
                 .counter("coinwatch_alerts_delivered_total", help: "Alerts written to StreamAlerts calls.",
                          [MetricSample([], alert.alertsDelivered)]),
