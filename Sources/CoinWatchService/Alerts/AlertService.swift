@@ -26,7 +26,7 @@ public final class AlertService: Sendable {
         public var outboxExpiry: Duration = .seconds(3600)
         /// Ticks that may wait for the alert thread; past it, prices are folded per symbol to the ticks that decide
         /// crossings (`FoldedTicks`, docs/ALERTS.md "When prices outrun the alert thread"), so a flood of prices
-        /// cannot grow memory without bound. About 64 bytes each.
+        /// cannot grow memory without bound.
         public var tickBacklogLimit = 65_536
 
         public init() {}
