@@ -10,10 +10,6 @@ import CoinWatchStore
 /// alert thread is held back so the jobs are queued together, exactly.
 @Suite(.timeLimit(.minutes(2)))
 struct AlertRoundTests {
-    static func waitForTicks(_ harness: AlertServiceHarness, _ count: Int) async -> Bool {
-        await eventually { harness.stats.ticksEvaluated == count }
-    }
-
     /// An alert from two hours ago, past the default one-hour expiry.
     static func staleAlert(_ device: DeviceID, _ symbol: String) -> V1.Alert {
         AlertNotification.make(
@@ -28,7 +24,7 @@ struct AlertRoundTests {
             let device = "same-round-device"
             try await harness.save(device, ["BTC": rule(above: "5000")])
             harness.publish("BTC", "4900")
-            #expect(await Self.waitForTicks(harness, 1))
+            #expect(await harness.waitForEvaluated(1))
 
             let worker = harness.service.alerts.worker
             worker.pause()
@@ -49,7 +45,7 @@ struct AlertRoundTests {
             let device = try DeviceID(validating: "stale-round-device")
             try await harness.save(device.rawValue, ["BTC": rule(above: "5000")])
             harness.publish("BTC", "4900")
-            #expect(await Self.waitForTicks(harness, 1))
+            #expect(await harness.waitForEvaluated(1))
             let key = AlertStorage.outboxKey(device, PriceFixtures.symbol("BTC"))
             try harness.database.put(key, Self.staleAlert(device, "BTC").serializedBytes())
 
@@ -76,7 +72,7 @@ struct AlertRoundTests {
             #expect(await harness.waitForOutbox { $0.count == 1 })
             let older = try #require(try harness.outbox().first)
             harness.publish("BTC", "4970")  // re-armed
-            #expect(await Self.waitForTicks(harness, 3))
+            #expect(await harness.waitForEvaluated(3))
 
             let worker = harness.service.alerts.worker
             worker.pause()

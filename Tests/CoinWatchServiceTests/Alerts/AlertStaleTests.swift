@@ -9,22 +9,18 @@ import Testing
 /// side is disarmed and fires again only after the price comes back through the band and crosses anew.
 @Suite(.timeLimit(.minutes(2)))
 struct AlertStaleTests {
-    static func waitForTicks(_ harness: AlertServiceHarness, _ count: Int) async -> Bool {
-        await eventually { harness.stats.ticksEvaluated == count }
-    }
-
     @Test func aCrossingAcrossAStalePeriodDoesNotFire() async throws {
         try await withAlertService { harness in
             try await harness.save("stale-device", ["BTC": rule(above: "105"), "ETH": rule(below: "90")])
             harness.publish("BTC", "100")
             harness.publish("ETH", "100")
-            #expect(await Self.waitForTicks(harness, 2))
+            #expect(await harness.waitForEvaluated(2))
 
             // BTC's sources go quiet; ETH's do not.
             harness.service.hub.markStale([PriceFixtures.symbol("BTC")])
             harness.publish("BTC", "110")
             harness.publish("ETH", "85")
-            #expect(await Self.waitForTicks(harness, 4))
+            #expect(await harness.waitForEvaluated(4))
             #expect(await harness.waitForFired(1))
             #expect(harness.stats.crossingsSuppressed == 1)
             #expect(try harness.outbox().map(\.symbol) == ["ETH"])
@@ -34,7 +30,7 @@ struct AlertStaleTests {
             harness.publish("BTC", "106")
             harness.publish("BTC", "104")
             harness.publish("BTC", "105.5")
-            #expect(await Self.waitForTicks(harness, 7))
+            #expect(await harness.waitForEvaluated(7))
             #expect(await harness.waitForFired(2))
             #expect(await harness.waitForOutbox { $0.map(\.symbol).sorted() == ["BTC", "ETH"] })
             #expect(try harness.outbox().first { $0.symbol == "BTC" }.flatMap { PriceFixtures.exact($0.price) }
@@ -47,7 +43,7 @@ struct AlertStaleTests {
             try await harness.save("fresh-device", ["BTC": rule(above: "105")])
             harness.publish("BTC", "100")
             harness.publish("BTC", "110")
-            #expect(await Self.waitForTicks(harness, 2))
+            #expect(await harness.waitForEvaluated(2))
             #expect(await harness.waitForFired(1))
             #expect(harness.stats.crossingsSuppressed == 0)
         }
@@ -61,7 +57,7 @@ struct AlertStaleTests {
             harness.publish("BTC", "101")
             // Still armed: the next crossing fires.
             harness.publish("BTC", "106")
-            #expect(await Self.waitForTicks(harness, 3))
+            #expect(await harness.waitForEvaluated(3))
             #expect(await harness.waitForFired(1))
             #expect(harness.stats.crossingsSuppressed == 0)
         }

@@ -9,16 +9,12 @@ import Testing
 /// back so the backlog is built exactly.
 @Suite(.timeLimit(.minutes(2)))
 struct AlertTickBacklogTests {
-    static func waitForTicks(_ harness: AlertServiceHarness, _ count: Int) async -> Bool {
-        await eventually { harness.stats.ticksEvaluated == count }
-    }
-
     @Test func aFloodPastTheBacklogIsFoldedAndACrossingInsideItStillFires() async throws {
         try await withAlertService(configure: { $0.alerts.tickBacklogLimit = 4 }) { harness in
             let device = "flood-device"
             try await harness.save(device, ["BTC": rule(above: "5000")])
             harness.publish("BTC", "4900")
-            #expect(await Self.waitForTicks(harness, 1))
+            #expect(await harness.waitForEvaluated(1))
 
             let worker = harness.service.alerts.worker
             worker.pause()
@@ -31,7 +27,7 @@ struct AlertTickBacklogTests {
             worker.resume()
 
             // The four queued one by one, then the folded lowest (4960), highest (5012.3) and latest (4969).
-            #expect(await Self.waitForTicks(harness, 1 + 4 + 3))
+            #expect(await harness.waitForEvaluated(1 + 4 + 3))
             #expect(await harness.waitForFired(1))
             #expect(await harness.waitForOutbox { $0.count == 1 })
             let alert = try #require(try harness.outbox().first)
@@ -43,7 +39,7 @@ struct AlertTickBacklogTests {
         try await withAlertService(configure: { $0.alerts.tickBacklogLimit = 1 }) { harness in
             try await harness.save("gap-device", ["BTC": rule(above: "105")])
             harness.publish("BTC", "100")
-            #expect(await Self.waitForTicks(harness, 1))
+            #expect(await harness.waitForEvaluated(1))
 
             let worker = harness.service.alerts.worker
             worker.pause()
@@ -55,7 +51,7 @@ struct AlertTickBacklogTests {
             worker.resume()
 
             // 110 follows the stale period, so it is a resumption: the side is disarmed without an alert.
-            #expect(await Self.waitForTicks(harness, 4))
+            #expect(await harness.waitForEvaluated(4))
             #expect(await eventually { harness.stats.crossingsSuppressed == 1 })
             #expect(harness.stats.alertsFired == 0)
             #expect(try harness.outbox().isEmpty)

@@ -82,6 +82,11 @@ final class AlertServiceHarness: Sendable {
         await eventually { self.stats.subscribers == count }
     }
 
+    /// Waits (bounded) until the alert thread has evaluated `count` ticks in total.
+    func waitForEvaluated(_ count: Int) async -> Bool {
+        await eventually { self.stats.ticksEvaluated == count }
+    }
+
     /// Waits (bounded) until the alert thread has fired `count` alerts in total.
     func waitForFired(_ count: Int) async -> Bool {
         await eventually { self.stats.alertsFired == count }
