@@ -245,6 +245,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CoinWatchLoggingTests",
+            dependencies: ["CoinWatchLogging"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "CoinWatchProtoTests",
             dependencies: ["CoinWatchProto", "CoinWatchTestSupport", "CoinWatchModel"],
             exclude: ["Python"],

@@ -60,8 +60,8 @@ final class AlertWorker: @unchecked Sendable {
         var signalled = false
         /// Ticks in `jobs` queued one by one (folded ones aside).
         var queuedTicks = 0
-        /// When folding last began (monotonic ns), for the warning's rate limit; nil until it first does.
-        var lastFoldWarning: Int64?
+        /// The warning that ticks are being folded, at most once a minute.
+        var foldWarnings = RateLimitedLog()
 
         /// Queues `job`; once `limit` ticks wait, further prices are folded into the last job instead of queued
         /// (`FoldedTicks`). Returns how many ticks were folded.
@@ -193,14 +193,7 @@ final class AlertWorker: @unchecked Sendable {
         let (accepted, signal, folded, warn) = inbox.withLock { inbox -> (Bool, Bool, Int, Bool) in
             guard !inbox.stopping else { return (false, false, 0, false) }
             let folded = inbox.enqueue(job, tickLimit: limit)
-            var warn = false
-            if folded > 0 {
-                let now = MonotonicClock.nanoseconds()
-                if inbox.lastFoldWarning.map({ now - $0 >= Self.foldWarningInterval }) ?? true {
-                    inbox.lastFoldWarning = now
-                    warn = true
-                }
-            }
+            let warn = folded > 0 && inbox.foldWarnings.admit("folding", now: MonotonicClock.nanoseconds()) != nil
             defer { inbox.signalled = true }
             return (true, !inbox.signalled, folded, warn)
         }
@@ -213,9 +206,6 @@ final class AlertWorker: @unchecked Sendable {
         if signal { wake.signal() }
         return accepted
     }
-
-    /// At most one warning about folded ticks per minute.
-    static let foldWarningInterval: Int64 = 60_000_000_000
 
     func stop() {
         let first = inbox.withLock { inbox -> Bool in
