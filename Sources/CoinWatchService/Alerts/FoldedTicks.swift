@@ -23,11 +23,20 @@ struct FoldedTicks: Sendable {
         var low: Kept
         var high: Kept
         var last: Kept
+
+        /// The kept ticks in arrival order, each once.
+        func append(to ticks: inout [PriceTick]) {
+            var previous = -1
+            for kept in [low, high, last].sorted(by: { $0.arrival < $1.arrival }) where kept.arrival != previous {
+                ticks.append(kept.tick)
+                previous = kept.arrival
+            }
+        }
     }
 
-    /// Symbols in the order their first tick was folded, so the walk is the same for the same ticks.
-    private var order: [Symbol] = []
-    private var paths: [Symbol: Path] = [:]
+    /// One path per symbol, in the order its first tick was folded, so the walk is the same for the same ticks.
+    private var paths: [Path] = []
+    private var pathIndex: [Symbol: Int] = [:]
     /// Ticks folded in.
     private(set) var count = 0
 
@@ -36,31 +45,22 @@ struct FoldedTicks: Sendable {
         precondition(!tick.isStale, "a stale mark is queued as it is")
         let kept = Kept(tick: tick, arrival: count)
         count += 1
-        guard var path = paths[tick.symbol] else {
-            order.append(tick.symbol)
-            paths[tick.symbol] = Path(low: kept, high: kept, last: kept)
+        guard let index = pathIndex[tick.symbol] else {
+            pathIndex[tick.symbol] = paths.count
+            paths.append(Path(low: kept, high: kept, last: kept))
             return
         }
-        // Of equal extremes the first is kept: the walk is the same either way.
-        if tick.price < path.low.tick.price { path.low = kept }
-        if tick.price > path.high.tick.price { path.high = kept }
-        path.last = kept
-        paths[tick.symbol] = path
+        // Of equal extremes the first is kept, so the walk keeps more of the path the prices took.
+        if tick.price < paths[index].low.tick.price { paths[index].low = kept }
+        if tick.price > paths[index].high.tick.price { paths[index].high = kept }
+        paths[index].last = kept
     }
 
     /// The kept ticks: each symbol's lowest, highest and latest price in arrival order, each tick once.
     var ticks: [PriceTick] {
         var ticks: [PriceTick] = []
-        ticks.reserveCapacity(order.count * 3)
-        for symbol in order {
-            guard let path = paths[symbol] else { continue }
-            var previous = -1
-            for kept in [path.low, path.high, path.last].sorted(by: { $0.arrival < $1.arrival })
-            where kept.arrival != previous {
-                ticks.append(kept.tick)
-                previous = kept.arrival
-            }
-        }
+        ticks.reserveCapacity(paths.count * 3)
+        for path in paths { path.append(to: &ticks) }
         return ticks
     }
 }
