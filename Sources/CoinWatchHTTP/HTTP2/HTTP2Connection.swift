@@ -24,7 +24,7 @@ final class HTTP2Connection: EventLoopFlushHook {
     let eventLoop: EventLoop
     var session: NGHTTP2Session!
     let metrics: LoopCallMetrics
-    var streams: [Int32: HTTP2Stream] = [:]
+    var streams = HTTP2StreamTable()
     var events: [Event] = []
     /// An empty buffer for `processEvents` to swap with `events`.
     private var spareEvents: [Event] = []
@@ -230,7 +230,7 @@ final class HTTP2Connection: EventLoopFlushHook {
         for timer in [idleTimer, slowConsumerTimer].compactMap({ $0 }) { eventLoop.cancelTimer(timer) }
         idleTimer = nil
         slowConsumerTimer = nil
-        streams = [:]
+        streams.removeAll()
     }
 
     func endCalls(_ reason: RPCError, sendEnd: Bool) {
