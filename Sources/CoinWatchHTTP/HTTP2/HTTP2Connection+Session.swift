@@ -44,21 +44,13 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         // bound resets the stream.
         stream.headerBytes += name.count + value.count + 32
         guard stream.headerBytes <= Int(configuration.http2.session.maxHeaderListSize) else { return false }
-        let key = String(decoding: name, as: UTF8.self)
-        let text = String(decoding: value, as: UTF8.self)
-        if !key.hasPrefix(":") {
-            // Room for a usual request's headers at once, rather than growing through 1, 2, 4 entries.
-            if stream.headers.isEmpty { stream.headers.reserveCapacity(8) }
-            stream.headers.append((key, text))
-        }
-        switch key {
-        case ":method": stream.method = text
-        case ":path": stream.target = RequestTarget(text)
-        case "content-type": stream.contentType = text
-        case "te": stream.te = text
-        case "grpc-timeout": stream.timeout = text
-        case "grpc-encoding": stream.encoding = text
-        default:
+        guard let field = HTTP2RequestFields.Name(name) else {
+            // Not a field this server reads itself: kept for a Connect call, and as the caller's metadata unless
+            // it is HTTP's or gRPC's own. Pseudo-fields other than those read are not kept.
+            let key = String(decoding: name, as: UTF8.self)
+            guard !key.hasPrefix(":") else { return true }
+            let text = String(decoding: value, as: UTF8.self)
+            keep(key, text, in: stream)
             if !GRPCWire.isReserved(key) {
                 // Repeated keys are joined as HTTP joins repeated fields.
                 if let existing = stream.metadata[key] {
@@ -67,8 +59,35 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
                     stream.metadata[key] = text
                 }
             }
+            return true
+        }
+        switch field {
+        case .method: stream.method = requestFields.value(.method, value)
+        case .path: stream.target = requestFields.target(value)
+        case .scheme, .authority: break
+        case .contentType:
+            stream.contentType = requestFields.value(.contentType, value)
+            keep(field.text, stream.contentType!, in: stream)
+        case .te:
+            stream.te = requestFields.value(.te, value)
+            keep(field.text, stream.te!, in: stream)
+        case .grpcTimeout:
+            stream.timeout = requestFields.value(.grpcTimeout, value)
+            keep(field.text, stream.timeout!, in: stream)
+        case .grpcEncoding:
+            stream.encoding = requestFields.value(.grpcEncoding, value)
+            keep(field.text, stream.encoding!, in: stream)
+        case .userAgent:
+            keep(field.text, requestFields.value(.userAgent, value), in: stream)
         }
         return true
+    }
+
+    /// Adds a (non-pseudo) field to the request's list, which a Connect call routes and reads its metadata from.
+    private func keep(_ name: String, _ value: String, in stream: HTTP2Stream) {
+        // Room for a usual request's headers at once, rather than growing through 1, 2, 4 entries.
+        if stream.headers.isEmpty { stream.headers.reserveCapacity(8) }
+        stream.headers.append((name, value))
     }
 
     func frameReceived(type: UInt8, streamID: Int32, endStream: Bool) {

@@ -25,6 +25,8 @@ final class HTTP2Connection: EventLoopFlushHook {
     var session: NGHTTP2Session!
     let metrics: LoopCallMetrics
     var streams = HTTP2StreamTable()
+    /// The fields requests on this connection read, and their last values.
+    var requestFields = HTTP2RequestFields()
     var events: [Event] = []
     /// An empty buffer for `processEvents` to swap with `events`.
     private var spareEvents: [Event] = []

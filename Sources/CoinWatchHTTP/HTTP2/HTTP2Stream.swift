@@ -23,7 +23,11 @@ final class HTTP2Stream {
     var method = ""
     /// `:path`, split at its query.
     var target = RequestTarget("")
-    var contentType: String?
+    var contentType: String? {
+        didSet { carriesGRPC = HTTPRoute.isGRPC(contentType: contentType) }
+    }
+    /// Whether the request's content type is gRPC's (read for every DATA frame, so kept rather than worked out).
+    private(set) var carriesGRPC = false
     var te: String?
     var timeout: String?
     var encoding: String?
@@ -80,9 +84,6 @@ final class HTTP2Stream {
     }
 
     var pendingCount: Int { pending.count - pendingStart }
-
-    /// Whether the request's content type is gRPC's.
-    var carriesGRPC: Bool { HTTPRoute.isGRPC(contentType: contentType) }
 
     /// Appends one length-prefixed gRPC message (`payload` then `suffix`).
     func appendMessage(_ payload: UnsafeRawBufferPointer, _ suffix: UnsafeRawBufferPointer) {
