@@ -36,7 +36,9 @@ enum HTTPRoute: Equatable {
         }
         // An RPC path: "/package.Service/Method".
         let slash = UInt8(ascii: "/")
-        guard path.utf8.first == slash, path.utf8.dropFirst().contains(slash) else {
+        let isRPCPath = path.utf8.first == slash
+            && (path.utf8.withContiguousStorageIfAvailable { $0.dropFirst().contains(slash) } ?? path.utf8.dropFirst().contains(slash))
+        guard isRPCPath else {
             guard DashboardAssets.asset(atPath: String(path)) != nil else { return .notFound }
             guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allowed: "GET, HEAD") }
             return .dashboard
@@ -48,15 +50,19 @@ enum HTTPRoute: Equatable {
     /// Whether a content type is gRPC's: media type `application/grpc` or `application/grpc+…`, in any case,
     /// with or without parameters.
     static func isGRPC(contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        var bytes = contentType.utf8.makeIterator()
-        var next = bytes.next()
-        while next == 0x20 || next == 0x09 { next = bytes.next() }
-        for expected in "application/grpc".utf8 {
-            guard let byte = next, HTTP1Parser.lowercase(byte) == expected else { return false }
-            next = bytes.next()
+        guard var contentType else { return false }
+        return contentType.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count && (bytes[index] == 0x20 || bytes[index] == 0x09) { index += 1 }
+            let expected: StaticString = "application/grpc"
+            guard bytes.count - index >= expected.utf8CodeUnitCount else { return false }
+            for offset in 0..<expected.utf8CodeUnitCount {
+                guard HTTP1Parser.lowercase(bytes[index + offset]) == expected.utf8Start[offset] else { return false }
+            }
+            index += expected.utf8CodeUnitCount
+            guard index < bytes.count else { return true }
+            let next = bytes[index]
+            return next == UInt8(ascii: "+") || next == UInt8(ascii: ";") || next == 0x20 || next == 0x09
         }
-        guard let next else { return true }
-        return next == UInt8(ascii: "+") || next == UInt8(ascii: ";") || next == 0x20 || next == 0x09
     }
 }
