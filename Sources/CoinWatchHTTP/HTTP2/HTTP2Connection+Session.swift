@@ -61,24 +61,20 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
             }
             return true
         }
+        if field.isPseudo {
+            // :scheme and :authority are not read.
+            if field == .method { stream.method = requestFields.value(.method, value) }
+            if field == .path { stream.target = requestFields.target(value) }
+            return true
+        }
+        let text = requestFields.value(field, value)
+        keep(field.text, text, in: stream)
         switch field {
-        case .method: stream.method = requestFields.value(.method, value)
-        case .path: stream.target = requestFields.target(value)
-        case .scheme, .authority: break
-        case .contentType:
-            stream.contentType = requestFields.value(.contentType, value)
-            keep(field.text, stream.contentType!, in: stream)
-        case .te:
-            stream.te = requestFields.value(.te, value)
-            keep(field.text, stream.te!, in: stream)
-        case .grpcTimeout:
-            stream.timeout = requestFields.value(.grpcTimeout, value)
-            keep(field.text, stream.timeout!, in: stream)
-        case .grpcEncoding:
-            stream.encoding = requestFields.value(.grpcEncoding, value)
-            keep(field.text, stream.encoding!, in: stream)
-        case .userAgent:
-            keep(field.text, requestFields.value(.userAgent, value), in: stream)
+        case .contentType: stream.contentType = text
+        case .te: stream.te = text
+        case .grpcTimeout: stream.timeout = text
+        case .grpcEncoding: stream.encoding = text
+        case .userAgent, .method, .path, .scheme, .authority: break
         }
         return true
     }

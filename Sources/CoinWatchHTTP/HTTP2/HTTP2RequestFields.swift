@@ -30,6 +30,9 @@ struct HTTP2RequestFields {
             }
         }
 
+        /// A pseudo-field (`:method`, `:path`, `:scheme`, `:authority`), which is not one of the request's headers.
+        var isPseudo: Bool { self == .method || self == .path || self == .scheme || self == .authority }
+
         /// The field named `bytes`, if it is one of these.
         init?(_ bytes: UnsafeRawBufferPointer) {
             // At most two names share a length, and one byte tells those two apart; the whole name is then

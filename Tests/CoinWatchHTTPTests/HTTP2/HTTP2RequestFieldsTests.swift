@@ -11,6 +11,7 @@ import Testing
     func names() {
         for field in HTTP2RequestFields.Name.allCases {
             #expect(Self.name(field.text) == field, "\(field.text)")
+            #expect(field.isPseudo == field.text.hasPrefix(":"), "\(field.text)")
         }
         for other in ["", "t", "tE", "TE", "ta", ":pat", ":paths", ":methox", ":schemE", ":authorit", "user-agenT",
                       "content-typo", "grpc-timeouts", "grpc-encodinG", "grpc-message", "x-request-id", "host",
