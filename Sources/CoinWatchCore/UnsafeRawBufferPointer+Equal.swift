@@ -17,3 +17,13 @@ extension UnsafeRawBufferPointer {
         return true
     }
 }
+
+extension String {
+    /// Whether the string's UTF-8 is exactly `bytes`: for handing back a String made for the same bytes before
+    /// (the values a client repeats on every request) instead of making a new one.
+    @inlinable
+    public func hasSameUTF8(as bytes: UnsafeRawBufferPointer) -> Bool {
+        var string = self
+        return string.withUTF8 { UnsafeRawBufferPointer($0).hasSameBytes(as: bytes) }
+    }
+}

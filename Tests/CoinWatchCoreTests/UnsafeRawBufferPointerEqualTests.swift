@@ -21,4 +21,19 @@ import Testing
             }
         }
     }
+
+    @Test("a string has the same UTF-8 as its own bytes, and not as other bytes, whether small, large or a literal")
+    func stringAgainstBytes() {
+        for text in ["", "te", "application/grpc", "/coinwatch.v1.CoinWatch/GetSettings", "caf\u{E9}", String(repeating: "x", count: 100)] {
+            let bytes = Array(text.utf8)
+            bytes.withUnsafeBytes { #expect(text.hasSameUTF8(as: $0), "\(text)") }
+            (bytes + [0x61]).withUnsafeBytes { #expect(!text.hasSameUTF8(as: $0), "\(text)") }
+            if !bytes.isEmpty {
+                Array(bytes.dropLast()).withUnsafeBytes { #expect(!text.hasSameUTF8(as: $0), "\(text)") }
+            }
+        }
+        // A string made from bytes that are not UTF-8 holds their repair, which is not the same bytes.
+        let invalid: [UInt8] = [0x61, 0xFF]
+        invalid.withUnsafeBytes { #expect(!String(decoding: $0, as: UTF8.self).hasSameUTF8(as: $0)) }
+    }
 }

@@ -440,7 +440,7 @@ struct HTTP1Parser {
         guard let digits, let field = keptHead.length?.field else { return finish() }
         var length = 0
         for digit in digits { length = length * 10 + Int(digit - 0x30) }
-        if !Self.equal(headers[field].value, digits) { headers[field].value = String(decoding: digits, as: UTF8.self) }
+        if !headers[field].value.hasSameUTF8(as: digits) { headers[field].value = String(decoding: digits, as: UTF8.self) }
         if length == 0 { return finish() }
         body.reserveCapacity(length)
         state = .body(remaining: length)
@@ -541,7 +541,7 @@ struct HTTP1Parser {
     private mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
         let place = strings.count
         var result: String
-        if place < previousStrings.count, Self.equal(previousStrings[place], bytes) {
+        if place < previousStrings.count, previousStrings[place].hasSameUTF8(as: bytes) {
             result = previousStrings[place]
         } else {
             result = String(decoding: bytes, as: UTF8.self)
@@ -552,11 +552,6 @@ struct HTTP1Parser {
 
     /// At most this many strings of a request are remembered for the next (a usual request has fewer).
     private static let maxRememberedStrings = 32
-
-    private static func equal(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var string = string
-        return string.withUTF8 { UnsafeRawBufferPointer($0).hasSameBytes(as: bytes) }
-    }
 
     private mutating func requestLineByte(_ count: Int = 1) throws(HTTP1ParseError) {
         lineBytes += count

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CoinWatchCore
 
 /// The request header fields an HTTP/2 connection reads by name, told apart by their bytes, and the values its last
 /// requests gave them.
@@ -47,8 +43,7 @@ struct HTTP2RequestFields {
             case 13: name = .grpcEncoding
             default: return nil
             }
-            var text = name.text
-            guard text.withUTF8({ HTTP2RequestFields.equal(bytes, UnsafeRawBufferPointer($0)) }) else { return nil }
+            guard name.text.hasSameUTF8(as: bytes) else { return nil }
             self = name
         }
     }
@@ -60,7 +55,7 @@ struct HTTP2RequestFields {
 
     /// `bytes` as the value of `name`: the String of its last value when the bytes are the same.
     mutating func value(_ name: Name, _ bytes: UnsafeRawBufferPointer) -> String {
-        if var kept = lastValues[name.rawValue], kept.withUTF8({ Self.equal(bytes, UnsafeRawBufferPointer($0)) }) {
+        if let kept = lastValues[name.rawValue], kept.hasSameUTF8(as: bytes) {
             return kept
         }
         let text = String(decoding: bytes, as: UTF8.self)
@@ -75,11 +70,5 @@ struct HTTP2RequestFields {
         let target = RequestTarget(text)
         lastTarget = target
         return target
-    }
-
-    static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        guard a.count == b.count else { return false }
-        guard let first = a.baseAddress, let second = b.baseAddress else { return true }
-        return memcmp(first, second, a.count) == 0
     }
 }
