@@ -36,9 +36,8 @@ enum HTTPRoute: Equatable {
         }
         // An RPC path: "/package.Service/Method".
         let slash = UInt8(ascii: "/")
-        let isRPCPath = path.utf8.first == slash
-            && (path.utf8.withContiguousStorageIfAvailable { $0.dropFirst().contains(slash) } ?? path.utf8.dropFirst().contains(slash))
-        guard isRPCPath else {
+        var contiguous = path
+        guard contiguous.withUTF8({ $0.first == slash && $0.dropFirst().contains(slash) }) else {
             guard DashboardAssets.asset(atPath: String(path)) != nil else { return .notFound }
             guard method == "GET" || method == "HEAD" else { return .methodNotAllowed(allowed: "GET, HEAD") }
             return .dashboard
