@@ -47,8 +47,8 @@ extension HTTP2Connection: NGHTTP2SessionDelegate {
         guard let field = HTTP2RequestFields.Name(name) else {
             // Not a field this server reads itself: kept for a Connect call, and as the caller's metadata unless
             // it is HTTP's or gRPC's own. Pseudo-fields other than those read are not kept.
+            guard name.first != UInt8(ascii: ":") else { return true }
             let key = String(decoding: name, as: UTF8.self)
-            guard !key.hasPrefix(":") else { return true }
             let text = String(decoding: value, as: UTF8.self)
             keep(key, text, in: stream)
             if !GRPCWire.isReserved(key) {
