@@ -40,6 +40,4 @@ struct HTTP2StreamTable {
     var values: Dictionary<Int32, HTTP2Stream>.Values { byID.values }
 
     var isEmpty: Bool { byID.isEmpty }
-
-    var count: Int { byID.count }
 }

@@ -14,7 +14,7 @@ import Testing
         #expect(table[3] === three)
         #expect(table[1] === one)
         #expect(table[5] == nil)
-        #expect(table.count == 2)
+        #expect(table.values.count == 2)
 
         // The last stream looked up is the one removed: a lookup after it must not find it.
         #expect(table[3] === three)
