@@ -22,9 +22,7 @@ struct AlertRoundTests {
     @Test func aStreamThatSubscribesInTheRoundOfACrossingReceivesIt() async throws {
         try await withAlertService { harness in
             let device = "same-round-device"
-            try await harness.save(device, ["BTC": rule(above: "5000")])
-            harness.publish("BTC", "4900")
-            #expect(await harness.waitForEvaluated(1))
+            try await harness.arm(device, above: "5000", at: "4900")
 
             let worker = harness.service.alerts.worker
             worker.pause()
@@ -43,9 +41,7 @@ struct AlertRoundTests {
     @Test func anExpiredEntryDroppedInTheRoundOfANewerAlertLeavesTheNewerOne() async throws {
         try await withAlertService { harness in
             let device = try DeviceID(validating: "stale-round-device")
-            try await harness.save(device.rawValue, ["BTC": rule(above: "5000")])
-            harness.publish("BTC", "4900")
-            #expect(await harness.waitForEvaluated(1))
+            try await harness.arm(device.rawValue, above: "5000", at: "4900")
             let key = AlertStorage.outboxKey(device, PriceFixtures.symbol("BTC"))
             try harness.database.put(key, Self.staleAlert(device, "BTC").serializedBytes())
 

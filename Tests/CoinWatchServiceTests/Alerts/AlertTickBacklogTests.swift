@@ -11,10 +11,7 @@ import Testing
 struct AlertTickBacklogTests {
     @Test func aFloodPastTheBacklogIsFoldedAndACrossingInsideItStillFires() async throws {
         try await withAlertService(configure: { $0.alerts.tickBacklogLimit = 4 }) { harness in
-            let device = "flood-device"
-            try await harness.save(device, ["BTC": rule(above: "5000")])
-            harness.publish("BTC", "4900")
-            #expect(await harness.waitForEvaluated(1))
+            try await harness.arm("flood-device", above: "5000", at: "4900")
 
             let worker = harness.service.alerts.worker
             worker.pause()
@@ -37,9 +34,7 @@ struct AlertTickBacklogTests {
 
     @Test func aStaleMarkKeepsItsPlaceBetweenFoldedTicks() async throws {
         try await withAlertService(configure: { $0.alerts.tickBacklogLimit = 1 }) { harness in
-            try await harness.save("gap-device", ["BTC": rule(above: "105")])
-            harness.publish("BTC", "100")
-            #expect(await harness.waitForEvaluated(1))
+            try await harness.arm("gap-device", above: "105", at: "100")
 
             let worker = harness.service.alerts.worker
             worker.pause()

@@ -67,6 +67,15 @@ final class AlertServiceHarness: Sendable {
         try await service.settings.save(V1.SaveSettingsRequest(deviceID: device, setRules: rules, removeSymbols: remove))
     }
 
+    /// Saves a BTC rule above `threshold` for `device`, then prices BTC at `price` (below it) and waits for that,
+    /// the service's first tick, to be evaluated: the rule is armed, and what a test publishes next is judged
+    /// against it.
+    func arm(_ device: String, above threshold: String, at price: String) async throws {
+        try await save(device, ["BTC": rule(above: threshold)])
+        publish("BTC", price)
+        try #require(await waitForEvaluated(1))
+    }
+
     /// Publishes one tick through the hub, as a feed would; the alert thread gets it before this returns.
     func publish(_ symbol: String, _ price: String) {
         let applied = service.hub.publish([PriceFixtures.tick(symbol, price)])
