@@ -1,7 +1,7 @@
 extension JSONReader {
     /// A string at the cursor (its opening quote), checked: its bytes between the quotes, and whether they hold
     /// an escape (only then does its text need decoding).
-    @inlinable
+    @inlinable @inline(__always)
     mutating func string() throws(JSONSyntaxError) -> Text {
         position += 1
         let begin = position

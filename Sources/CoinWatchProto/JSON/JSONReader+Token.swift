@@ -72,7 +72,7 @@ extension JSONReader {
         }
 
         /// Whether the string is `word`: compared as bytes, without making a `String` unless it holds an escape.
-        @inlinable
+        @inlinable @inline(__always)
         public static func == (text: Text, word: StaticString) -> Bool {
             guard !text.escaped else { return text.decoded() == word.description }
             return word.withUTF8Buffer { expected in
@@ -85,7 +85,7 @@ extension JSONReader {
         }
 
         /// So that keys and values can be switched over: `case "trade":`.
-        @inlinable
+        @inlinable @inline(__always)
         public static func ~= (word: StaticString, text: Text) -> Bool { text == word }
 
         static func hexValue(_ byte: UInt8) -> UInt32? {

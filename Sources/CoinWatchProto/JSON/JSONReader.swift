@@ -57,10 +57,10 @@ public struct JSONReader {
     }
 
     /// The byte at the cursor; nil at the end.
-    @inlinable
+    @inlinable @inline(__always)
     public var current: UInt8? { position < bytes.count ? bytes[position] : nil }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
@@ -71,7 +71,7 @@ public struct JSONReader {
     }
 
     /// What every value starts with: the depth limit, then that there is a value at all.
-    @inlinable
+    @inlinable @inline(__always)
     func start() throws(JSONSyntaxError) -> UInt8 {
         guard level <= options.maxDepth else { throw tooDeep() }
         guard let byte = current else { throw error("unexpected end of line") }
@@ -200,7 +200,7 @@ public struct JSONReader {
 
     /// `-?digits(.digits)?([eE][+-]?digits)?`, as its bytes. Leading zeros are refused only when reading
     /// strictly: the feeds read numbers by value, and their reader has always allowed them.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func number() throws(JSONSyntaxError) -> UnsafeRawBufferPointer {
         let begin = position
         if current == UInt8(ascii: "-") { position += 1 }
@@ -223,7 +223,7 @@ public struct JSONReader {
         return UnsafeRawBufferPointer(rebasing: bytes[begin..<position])
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func skipDigits() -> Int {
         let begin = position
         while position < bytes.count, bytes[position] >= UInt8(ascii: "0"), bytes[position] <= UInt8(ascii: "9") {
