@@ -175,7 +175,7 @@ let package = Package(
                 "CoinWatchService", "CoinWatchRPC", "CoinWatchModel", "CoinWatchProto", "CoinWatchLogging", "CoinWatchTLS",
                 "CoinWatchCore", "CoinWatchMetrics",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: hotPathSettings
         ),
         .target(
             name: "CoinWatchCluster",
