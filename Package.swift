@@ -30,8 +30,8 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 /// The runtime and the service run every call and every price delivery through
-/// loop-confined classes, and the alert engine walks its index for every tick;
-/// profiling showed dynamic exclusivity checks (a thread-local access set per
+/// loop-confined classes, a live venue reads every exchange message in one, and
+/// the alert engine walks its index for every tick; profiling showed dynamic exclusivity checks (a thread-local access set per
 /// property access) among the top costs there (about 3% of a start-up in the
 /// engine). Release builds of those modules turn the runtime check off; debug
 /// builds, which the tests run, keep it.

@@ -58,6 +58,9 @@ final class VenueSource: FeedTransportDelegate {
     private var context: VenueReadContext
     /// The symbol of each subscribed instrument, by its position in `context.instruments`.
     private let symbols: [Symbol]
+    /// The subscribed instrument of the last trade taken, and its symbol: a venue's trades mostly repeat one, and
+    /// comparing with the same `String` is cheaper than looking it up.
+    private var lastInstrument: (name: String, symbol: Symbol)?
     private var connections = 0
     private var lastActivityNanos: Int64 = 0
     private var pingOutstanding = false
@@ -348,8 +351,11 @@ final class VenueSource: FeedTransportDelegate {
 
     private func take(_ trade: VenueTrade) {
         let symbol: Symbol
-        if let position = context.instruments.position(of: trade.instrument) {
+        if let last = lastInstrument, last.name == trade.instrument {
+            symbol = last.symbol
+        } else if let position = context.instruments.position(of: trade.instrument) {
             symbol = symbols[position]
+            lastInstrument = (trade.instrument, symbol)
         } else {
             do {
                 symbol = try symbolMap.usdSymbol(trade.instrument)

@@ -38,7 +38,8 @@ enum VenueFields {
         } catch {
             throw VenueParseError("price \(error.description)")
         }
-        guard price > .zero else { throw VenueParseError("price must be greater than 0 (got \(price))") }
+        // A canonical decimal's sign is its mantissa's: no aligning of two decimals per trade.
+        guard price.mantissa > 0 else { throw VenueParseError("price must be greater than 0 (got \(price))") }
         return price
     }
 

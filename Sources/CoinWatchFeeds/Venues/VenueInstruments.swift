@@ -3,14 +3,22 @@
 /// A trade names its instrument in the message's bytes. Looked up here, a subscribed one becomes the subscribed
 /// `String` itself (no new string per trade), and its position finds the symbol without hashing a `String`. A
 /// source subscribes to a few instruments, so they are kept sorted and searched by halves.
-public struct VenueInstruments: Sendable {
+public final class VenueInstruments: Sendable {
     /// Unique, ordered by length, then by bytes.
     private let names: [String]
-    private let utf8: [[UInt8]]
+    /// Their UTF-8 one after another (one buffer, so a lookup touches one array, not one per instrument), and where
+    /// each ends.
+    private let spelled: [UInt8]
+    private let ends: [Int]
 
     public init(_ instruments: [String] = []) {
-        let unique = Set(instruments).map { Array($0.utf8) }.sorted(by: { Self.order($0, $1) < 0 })
-        utf8 = unique
+        let unique = Set(instruments).map { Array($0.utf8) }.sorted { a, b in
+            a.withUnsafeBytes { a in b.withUnsafeBytes { b in Self.order(a, b) < 0 } }
+        }
+        spelled = unique.flatMap { $0 }
+        var ends: [Int] = []
+        for utf8 in unique { ends.append((ends.last ?? 0) + utf8.count) }
+        self.ends = ends
         names = unique.map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -20,15 +28,20 @@ public struct VenueInstruments: Sendable {
 
     /// The position of the instrument spelled `bytes`, if it is one.
     func position(of bytes: UnsafeRawBufferPointer) -> Int? {
-        var low = 0
-        var high = utf8.count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = utf8[middle].withUnsafeBytes { Self.order($0, bytes) }
-            if order == 0 { return middle }
-            if order < 0 { low = middle + 1 } else { high = middle }
+        spelled.withUnsafeBytes { spelled in
+            ends.withUnsafeBufferPointer { ends in
+                var low = 0
+                var high = ends.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let begin = middle == 0 ? 0 : ends[middle - 1]
+                    let order = Self.order(UnsafeRawBufferPointer(rebasing: spelled[begin..<ends[middle]]), bytes)
+                    if order == 0 { return middle }
+                    if order < 0 { low = middle + 1 } else { high = middle }
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// The position of `instrument`, if it is one.
@@ -42,11 +55,12 @@ public struct VenueInstruments: Sendable {
         position(of: bytes).map { names[$0] } ?? String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Negative, zero or positive as `a` comes before, is, or comes after `b`.
-    private static func order(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Int {
+    /// Negative, zero or positive as `a` comes before, is, or comes after `b`: by length, then by bytes. Run for
+    /// every trade, so it indexes the two buffers directly rather than zipping two generic collections.
+    private static func order(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         if a.count != b.count { return a.count < b.count ? -1 : 1 }
-        for (x, y) in zip(a, b) where x != y {
-            return x < y ? -1 : 1
+        for index in 0..<a.count where a[index] != b[index] {
+            return a[index] < b[index] ? -1 : 1
         }
         return 0
     }
