@@ -70,6 +70,18 @@ enum TradeNumber {
             index = 1
         }
         guard index < text.count else { return nil }
+        // The common case, a venue's time stamp or trade id: up to 18 digits, which a 64-bit integer holds whatever
+        // they are, so they are added up without an overflow check per digit.
+        if T.bitWidth >= 64, text.count - index <= 18 {
+            var magnitude: UInt64 = 0
+            for offset in index..<text.count {
+                let digit = text[offset] &- UInt8(ascii: "0")
+                guard digit <= 9 else { return nil }
+                magnitude = magnitude &* 10 &+ UInt64(digit)
+            }
+            guard negative else { return T(exactly: magnitude) }
+            return magnitude == 0 ? 0 : T.isSigned ? T(exactly: -Int64(magnitude)) : nil
+        }
         var value: T = 0
         while index < text.count {
             let byte = text[index]
