@@ -229,6 +229,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
                 "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS", "CoinWatchHTTP", "CoinWatchCluster",
+                "CoinWatchFeeds",
             ],
             swiftSettings: hotPathSettings
         ),

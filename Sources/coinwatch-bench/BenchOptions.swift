@@ -51,7 +51,7 @@ struct BenchOptions {
                    help: "Stream mode: subscribers use the Connect protocol over HTTP/1.1, one connection each, as browsers do."),
         OptionSpec("grpc", .flag,
                    help: "Stream mode: subscribers use gRPC over HTTP/2 (prior knowledge), one connection each, read by a lean frame reader."),
-        OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory (default all three)."),
+        OptionSpec("parts", .value(placeholder: "LIST"), help: "Feeds mode: ingest,latency,memory,read (default the first three)."),
         OptionSpec("plain", .flag, help: "Feeds mode: ws:// instead of wss:// (no TLS)."),
         OptionSpec("coinwatchd", .value(placeholder: "PATH"), help: "Feeds mode: the coinwatchd to run (default: beside this tool)."),
         OptionSpec("python", .value(placeholder: "PATH"), help: "Feeds mode: the test venv's python (default .build/venv/bin/python)."),
@@ -80,6 +80,7 @@ struct BenchOptions {
                       over wss:// beside --feed replay:…@max; send-to-StreamPrices latency at --rate (default
                       1,000/s) beside PublishPrices; resident memory under a 100 MiB message and endless
                       continuation frames. Run from the repository root after scripts/python-env.
+                      --parts read: the venue side of a message (framing, JSON, symbols) in this process.
               push    starts the mock APNs and a coinwatchd delivering to it (ignores --server), registers
                       --devices devices (default here 100,000) all crossed by one tick: time from the tick to
                       the last 200, pushes/s, lost and duplicated pushes; h2load's rate to the same mock; and
@@ -99,7 +100,7 @@ struct BenchOptions {
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
               feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, latency_live_p50_ms,
                       latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
-                      memory_huge_growth_bytes, memory_endless_growth_bytes
+                      memory_huge_growth_bytes, memory_endless_growth_bytes, read_ns_per_message
               handshakes: handshakes_per_second, failures, concurrency, resumption
               natsfanout: deliveries_per_second, published_per_second, dropped, subscribers, symbols
               push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,

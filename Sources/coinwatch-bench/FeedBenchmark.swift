@@ -1,6 +1,7 @@
 import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchCore
+import CoinWatchFeeds
 import CoinWatchProto
 import CoinWatchRPC
 import Foundation
@@ -15,7 +16,9 @@ import Foundation
 ///   beside the same rate pushed with PublishPrices at the same time (each price carries its send time in
 ///   microseconds of the wall clock, which both processes share);
 /// - memory: the server's resident memory while the exchange sends one 100 MiB message, then endless continuation
-///   frames, against `--feed-max-message-bytes` (1 MiB): it must stay within the limit plus 1 MiB.
+///   frames, against `--feed-max-message-bytes` (1 MiB): it must stay within the limit plus 1 MiB;
+/// - read (only when asked for): the venue side of a message in this process, without the exchange, TLS, the
+///   aggregator or the hub (`VenueReadBenchmark`): the median of five passes of 3,000,000 messages, in nanoseconds.
 ///
 /// Finnhub's format is used throughout (one trade per message, no trade ids to repeat when the flood reuses its
 /// messages).
@@ -67,6 +70,13 @@ struct FeedBenchmark {
             results["memory_huge_growth_bytes"] = "\(memory.huge)"
             results["memory_endless_growth_bytes"] = "\(memory.endless)"
             failed = failed || memory.huge > bound || memory.endless > bound
+        }
+        if feed.parts.contains("read") {
+            var passes = (0..<5).map { _ in VenueReadBenchmark.nanosecondsPerMessage(messages: 3_000_000) }
+            passes.sort()
+            print("feeds read: the venue side of a Finnhub message, in process (median of 5 passes)")
+            print("  \(formatMillis(passes[2])) ns/message (passes \(passes.map { formatMillis($0) }.joined(separator: " ")))")
+            results["read_ns_per_message"] = formatMillis(passes[2])
         }
         if options.json {
             let fields = results.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }
@@ -305,10 +315,12 @@ struct FeedBenchOptions {
         maxMessageBytes = 1 << 20
         let partsText = parsed["parts"] ?? "ingest,latency,memory"
         parts = Set(partsText.split(separator: ",").map(String.init))
-        guard !parts.isEmpty, parts.isSubset(of: ["ingest", "latency", "memory"]) else {
-            throw UsageError("--parts: '\(partsText)' is not a list of ingest, latency, memory")
+        guard !parts.isEmpty, parts.isSubset(of: ["ingest", "latency", "memory", "read"]) else {
+            throw UsageError("--parts: '\(partsText)' is not a list of ingest, latency, memory, read")
         }
-        for (flag, path) in [("coinwatchd", coinwatchd), ("python", python), ("fake-exchange", fakeExchange)] {
+        // The in-process part needs neither the server nor the exchange.
+        for (flag, path) in [("coinwatchd", coinwatchd), ("python", python), ("fake-exchange", fakeExchange)]
+        where parts != ["read"] {
             guard FileManager.default.fileExists(atPath: path) else {
                 throw UsageError("--\(flag): '\(path)' does not exist (run from the repository root, after scripts/python-env)")
             }
