@@ -56,11 +56,20 @@ public final class VenueInstruments: Sendable {
     }
 
     /// Negative, zero or positive as `a` comes before, is, or comes after `b`: by length, then by bytes. Run for
-    /// every trade, so it indexes the two buffers directly rather than zipping two generic collections.
+    /// every trade, so eight bytes are compared at a time (loaded big-endian, so that the first differing byte
+    /// decides, as byte by byte).
     private static func order(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         if a.count != b.count { return a.count < b.count ? -1 : 1 }
-        for index in 0..<a.count where a[index] != b[index] {
-            return a[index] < b[index] ? -1 : 1
+        var index = 0
+        while index + 8 <= a.count {
+            let x = a.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
+            let y = b.loadUnaligned(fromByteOffset: index, as: UInt64.self).bigEndian
+            if x != y { return x < y ? -1 : 1 }
+            index += 8
+        }
+        while index < a.count {
+            if a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+            index += 1
         }
         return 0
     }
