@@ -72,7 +72,14 @@ struct FeedBenchmark {
             failed = failed || memory.huge > bound || memory.endless > bound
         }
         if feed.parts.contains("read") {
-            var passes = (0..<5).map { _ in VenueReadBenchmark.nanosecondsPerMessage(messages: 3_000_000) }
+            var passes: [Double] = []
+            for _ in 0..<5 {
+                let outcome = VenueReadBenchmark.run(messages: 3_000_000)
+                guard outcome.published == outcome.messages else {
+                    throw BenchError("feeds read: the source published \(outcome.published) of \(outcome.messages) prices")
+                }
+                passes.append(outcome.nanosecondsPerMessage)
+            }
             passes.sort()
             print("feeds read: the venue side of a Finnhub message, in process (median of 5 passes)")
             print("  \(formatMillis(passes[2])) ns/message (passes \(passes.map { formatMillis($0) }.joined(separator: " ")))")
@@ -91,8 +98,7 @@ struct FeedBenchmark {
         let recording = work + "/flood.jsonl"
         var text = ""
         for index in 0..<100_000 {
-            text += "{\"type\":\"trade\",\"data\":[{\"p\":\(60000 + index % 1000).\(index % 100),"
-                + "\"s\":\"BINANCE:BTCUSDT\",\"t\":\(1_718_000_000_000 + index),\"v\":0.01}]}\n"
+            text += VenueReadBenchmark.floodMessage(index) + "\n"
         }
         try text.write(toFile: recording, atomically: true, encoding: .utf8)
         let replayServer = try startServer(work: work, name: "replay", arguments: ["--feed", "replay:\(recording)@max,loop"])
