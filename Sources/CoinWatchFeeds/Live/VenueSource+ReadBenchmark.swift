@@ -33,6 +33,7 @@ package enum VenueReadBenchmark {
         let sink = CountingSink()
         let dialer = MemoryDialer()
         let key: [UInt8] = Array(1...16)
+        let url = WebSocketURL(isSecure: false, host: "127.0.0.1", port: 9)
         let instruments = [("BINANCE:BTCUSDT", "BTC"), ("BINANCE:ETHUSDT", "ETH")].map { instrument, symbol in
             // Both are valid symbols.
             (instrument, try! Symbol(validating: symbol))
@@ -40,16 +41,16 @@ package enum VenueReadBenchmark {
         let source = VenueSource(
             adapter: FinnhubVenue(),
             configuration: VenueSource.Configuration(
-                url: WebSocketURL(isSecure: false, host: "127.0.0.1", port: 9), instruments: instruments,
+                url: url, instruments: instruments,
                 liveness: FinnhubVenue().liveness),
             symbolMap: SymbolMap(), sink: sink, stats: SourceStatsRecorder(name: "finnhub", clock: SystemFeedClock()),
             scheduler: IdleScheduler(), dialer: dialer, sha1: FeedCrypto.sha1, keyBytes: { key }, logger: .disabled)
         source.start()
-        let accept = WebSocketHandshake(
-            url: WebSocketURL(isSecure: false, host: "127.0.0.1", port: 9), keyBytes: key, sha1: FeedCrypto.sha1
-        ).expectedAccept
-        Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n".utf8)
-            .withUnsafeBytes { source.transport(dialer.transport, received: $0) }
+        // The venue's answer to the upgrade, with the accept value the source's own handshake expects.
+        let accept = WebSocketHandshake(url: url, keyBytes: key, sha1: FeedCrypto.sha1).expectedAccept
+        let upgrade = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: \(accept)\r\n\r\n"
+        Array(upgrade.utf8).withUnsafeBytes { source.transport(dialer.transport, received: $0) }
 
         var stream: [UInt8] = []
         var perPass = 0
