@@ -189,6 +189,19 @@ public struct JSONReader {
         Nested(bytes: UnsafeRawBufferPointer(rebasing: bytes[begin..<position]), depth: level)
     }
 
+    /// Steps over `text` when the bytes at the cursor spell it exactly, and says whether they did: for a reader
+    /// that expects a message's usual layout and reads it another way when it differs.
+    @inlinable @inline(__always)
+    package mutating func consume(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard bytes.count - position >= count else { return false }
+        for offset in 0..<count where bytes[position + offset] != text.utf8Start[offset] {
+            return false
+        }
+        position += count
+        return true
+    }
+
     @inlinable
     mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
         let count = word.utf8CodeUnitCount
@@ -201,7 +214,7 @@ public struct JSONReader {
     /// `-?digits(.digits)?([eE][+-]?digits)?`, as its bytes. Leading zeros are refused only when reading
     /// strictly: the feeds read numbers by value, and their reader has always allowed them.
     @inlinable @inline(__always)
-    mutating func number() throws(JSONSyntaxError) -> UnsafeRawBufferPointer {
+    package mutating func number() throws(JSONSyntaxError) -> UnsafeRawBufferPointer {
         let begin = position
         if current == UInt8(ascii: "-") { position += 1 }
         let digits = position
@@ -221,6 +234,41 @@ public struct JSONReader {
             guard skipDigits() > 0 else { throw error("expected exponent digits") }
         }
         return UnsafeRawBufferPointer(rebasing: bytes[begin..<position])
+    }
+
+    /// A number at the cursor written as plain digits, with at most one point and at most 18 digits in all
+    /// (`64250.5`, `1575526691134`, as exchanges write prices and times): its digits as one whole number and how
+    /// many of them follow the point, found in the same pass as its end, with the cursor after it. nil, with the
+    /// cursor where it was, for any other text (a sign, an exponent, a 19th digit, a point without digits after it,
+    /// a leading zero when reading strictly): `number()` reads those, and says what is wrong with a bad one.
+    @inlinable @inline(__always)
+    package mutating func plainDigits() -> (value: UInt64, fractionDigits: Int)? {
+        let begin = position
+        var value: UInt64 = 0
+        var index = position
+        while index < bytes.count, case let digit = bytes[index] &- UInt8(ascii: "0"), digit <= 9 {
+            value = value &* 10 &+ UInt64(digit)
+            index += 1
+        }
+        let whole = index - begin
+        guard whole > 0, whole <= 18 else { return nil }
+        if whole > 1, bytes[begin] == UInt8(ascii: "0"), options.strictness == .strict { return nil }
+        var fraction = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < bytes.count, case let digit = bytes[index] &- UInt8(ascii: "0"), digit <= 9 {
+                value = value &* 10 &+ UInt64(digit)
+                index += 1
+                fraction += 1
+            }
+            guard fraction > 0, whole + fraction <= 18 else { return nil }
+        }
+        // Overflow is ruled out by the 18 digits; what follows must not continue the number.
+        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: ".") {
+            return nil
+        }
+        position = index
+        return (value, fraction)
     }
 
     @inlinable @inline(__always)

@@ -202,4 +202,85 @@ struct JSONReaderTests {
         }
         #expect(pair == .array([.string("😀"), .number("0"), .number("-0.5")]))
     }
+
+    /// A string's end, escape or control character is found wherever it stands among the eight bytes read at a time,
+    /// and bytes of 0x80 and above (UTF-8's) never stop the scan.
+    @Test func stringsEndWhereverTheirQuoteStands() throws {
+        for length in 0...24 {
+            for (stop, plain) in [("\"", true), ("\\n\"", false), ("\u{01}\"", false)] {
+                let body = String(repeating: "é", count: length / 2) + String(repeating: "a", count: length % 2)
+                let document = "[\"" + body + stop + "]"
+                let read = document.utf8.withContiguousStorageIfAvailable { utf8 in
+                    Swift.Result { () throws(JSONSyntaxError) in
+                        try Reader.read(UnsafeRawBufferPointer(utf8), options: Self.lenient) {
+                            (reader) throws(JSONSyntaxError) -> [String] in
+                            var strings: [String] = []
+                            try reader.array { (reader, _) throws(JSONSyntaxError) in
+                                strings.append(try reader.token().text!.string)
+                            }
+                            return strings
+                        }
+                    }
+                }
+                switch (plain, stop) {
+                case (true, _): #expect(try read?.get() == [body], "\(document)")
+                case (false, "\\n\""): #expect(try read?.get() == [body + "\n"], "\(document)")
+                default:
+                    #expect(throws: JSONSyntaxError.self, "\(document)") { try read?.get() }
+                }
+            }
+        }
+        // Each stop byte in each lane of a word, the rest plain.
+        for lane in 0..<8 {
+            for stop: UInt8 in [0x22, 0x5C, 0x00, 0x1F] {
+                var word = Array(repeating: UInt8(ascii: "a"), count: 8)
+                word[lane] = stop
+                for other in lane + 1..<8 { word[other] = [0x22, 0x5C, 0x00, 0x20, 0xFF][other % 5] }
+                let marks = Reader.stopBytes(word.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) })
+                #expect(marks.trailingZeroBitCount / 8 == lane, "\(word)")
+            }
+            var plain = Array(repeating: UInt8(ascii: "a"), count: 8)
+            plain[lane] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xFF][lane]
+            #expect(Reader.stopBytes(plain.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }) == 0)
+        }
+    }
+
+    /// Plain digits are read in one pass to the number's value; anything `number()` must judge is left to it.
+    @Test func plainDigitsReadAsOneNumberOrNotAtAll() {
+        func digits(_ text: String, options: JSONReader.Options = JSONReaderTests.lenient) -> (UInt64, Int, Int)? {
+            Array(text.utf8).withUnsafeBytes { bytes in
+                var reader = JSONReader(bytes, options: options)
+                guard let (value, fraction) = reader.plainDigits() else {
+                    #expect(reader.index == 0, "moved on \(text)")
+                    return nil
+                }
+                return (value, fraction, reader.index)
+            }
+        }
+        #expect(digits("64250.5,")! == (642_505, 1, 7))
+        #expect(digits("1575526691134}")! == (1_575_526_691_134, 0, 13))
+        #expect(digits("0")! == (0, 0, 1))
+        #expect(digits("007.10]")! == (710, 2, 6))
+        #expect(digits("999999999999999999")! == (999_999_999_999_999_999, 0, 18))
+        #expect(digits("0.00000000000000001")! == (1, 17, 19))
+        for other in ["", "-1", "+1", "1.", ".5", "1e5", "1.5E2", "1.2.3", "1234567890123456789", "0.000000000000000001",
+                      "x", "\"1\""]
+        {
+            #expect(digits(other) == nil, "\(other)")
+        }
+        #expect(digits("01", options: Self.strict) == nil)
+        #expect(digits("10", options: Self.strict)! == (10, 0, 2))
+    }
+
+    @Test func consumeStepsOverExactTextOnly() {
+        Array(#"{"data":[1]}"#.utf8).withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes, options: Self.lenient)
+            var steps: [(Bool, Int)] = []
+            for text: StaticString in [#"{"type""#, #"{"data":["#, "1]}x", "1]}", "}"] {
+                steps.append((reader.consume(text), reader.index))
+            }
+            #expect(steps.map(\.0) == [false, true, false, true, false])
+            #expect(steps.map(\.1) == [0, 9, 9, bytes.count, bytes.count])
+        }
+    }
 }
