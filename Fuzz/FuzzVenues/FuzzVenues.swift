@@ -9,7 +9,8 @@ import CoinWatchProto
 /// `VenueParseError` or return a reading whose trades are usable as they stand: a named instrument, a price greater
 /// than zero with at most 18 decimals. Reading the same bytes again gives the same answer, and so does reading them
 /// with a context kept from the last read and the trades' instruments subscribed to. A message is refused as JSON
-/// exactly when checking it alone with the JSON reader refuses it, with the same error.
+/// exactly when checking it alone with the JSON reader refuses it, with the same error. Finnhub's straight-through
+/// reading of its usual layout, whatever the venue byte, either declines a message or reads it as the general walk.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzVenuesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
@@ -32,6 +33,12 @@ public func fuzzVenuesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
     }
     text.withUTF8 { utf8 in
         let bytes = UnsafeRawBufferPointer(utf8)
+        var usualContext = VenueReadContext(instruments: VenueInstruments(instruments))
+        if let usual = FinnhubVenue.usualTrades(bytes, &usualContext) {
+            var walkContext = VenueReadContext(instruments: VenueInstruments(instruments))
+            let walked = Result { () throws(VenueParseError) in try FinnhubVenue().walk(bytes, &walkContext) }
+            guard walked == .success(usual) else { fatalError("finnhub's usual layout read differently from the walk") }
+        }
         var context = VenueReadContext(instruments: VenueInstruments(instruments))
         for _ in 0..<2 {
             let read = Result { () throws(VenueParseError) in try adapter.read(bytes, &context) }

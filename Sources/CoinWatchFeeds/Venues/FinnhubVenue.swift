@@ -47,6 +47,14 @@ public struct FinnhubVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
+        if let trades = Self.usualTrades(message, &context) { return trades }
+        return try walk(message, &context)
+    }
+
+    /// Reads any message member by member: what `read` does with one not in the usual layout.
+    func walk(
+        _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
+    ) throws(VenueParseError) -> VenueMessage {
         var type: JSONReader.Token?
         var text: JSONReader.Token?
         var data = VenueBatch<Items>()
