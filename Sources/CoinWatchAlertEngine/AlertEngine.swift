@@ -75,7 +75,12 @@ public final class AlertEngine {
     var freeNumbers: [UInt32] = []
     /// One book per symbol ever seen (a handful), found through `bookIndexes`.
     var books: [SymbolBook] = []
-    var bookIndexes: [Symbol: Int] = [:]
+    var bookIndexes: [Symbol: Int] = [:] {
+        didSet { lastBook = nil }
+    }
+    /// The book the last tick went to: a feed sends runs of one symbol, and the comparison with the same `String`
+    /// is a pointer's, where the dictionary hashes the text every tick.
+    private var lastBook: (symbol: Symbol, index: Int)?
 
     public init(configuration: Configuration = .standard) {
         self.configuration = configuration
@@ -132,7 +137,11 @@ public final class AlertEngine {
     }
 
     func bookIndex(for symbol: Symbol) -> Int {
-        if let index = bookIndexes[symbol] { return index }
+        if let lastBook, lastBook.symbol == symbol { return lastBook.index }
+        if let index = bookIndexes[symbol] {
+            lastBook = (symbol, index)
+            return index
+        }
         books.append(SymbolBook(symbol: symbol, configuration: configuration))
         bookIndexes[symbol] = books.count - 1
         return books.count - 1

@@ -18,8 +18,8 @@ public struct EvaluationResult: Sendable {
 
     /// Empties the arrays, keeping their storage.
     public mutating func removeAll() {
-        alerts.removeAll(keepingCapacity: true)
-        armStateChanges.removeAll(keepingCapacity: true)
+        if !alerts.isEmpty { alerts.removeAll(keepingCapacity: true) }
+        if !armStateChanges.isEmpty { armStateChanges.removeAll(keepingCapacity: true) }
         suppressed = 0
     }
 }

@@ -51,6 +51,22 @@ struct AlertEngineBulkLoadTests {
         }
     }
 
+    @Test("a tick after a load goes to the loaded book of its symbol, not to the one the last tick went to")
+    func tickAfterLoad() throws {
+        let engine = AlertEngine()
+        // BTC's book is the first, ETH's the second, and the last ticks went to ETH's.
+        for (name, price) in [("BTC", "100"), ("ETH", "100"), ("ETH", "101"), ("ETH", "100")] {
+            _ = try engine.evaluate(symbol: symbol(name), price: dec(price))
+        }
+        // The loaded engine knows only ETH: its book is now the first.
+        let rule = RuleRecord(device: device("d"), symbol: symbol("ETH"), rule: AlertRule(below: dec("90"), above: nil))
+        _ = try engine.load(rules: [rule], armStates: [], lastPrices: [symbol("ETH"): dec("100")], clock: 10)
+        let result = try engine.evaluate(symbol: symbol("ETH"), price: dec("80"))
+        #expect(result.alerts.map(\.device) == [device("d")])
+        #expect(engine.lastPrice(for: symbol("ETH")) == dec("80"))
+        #expect(engine.indexesAreConsistent())
+    }
+
     @Test("armStates(device:) is every side of the device that is on, and nothing for an unknown device")
     func perDeviceExport() throws {
         let engine = try populated(50)

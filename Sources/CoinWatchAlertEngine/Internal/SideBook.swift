@@ -237,8 +237,10 @@ struct SideBook {
         fire: Bool = true,
         into result: inout EvaluationResult
     ) {
-        firedScratch.removeAll(keepingCapacity: true)
-        reArmedScratch.removeAll(keepingCapacity: true)
+        // Most ticks move nothing: the scratch lists are then left alone, since emptying, sorting or inserting an
+        // empty array that never had storage makes a new one every time.
+        if !firedScratch.isEmpty { firedScratch.removeAll(keepingCapacity: true) }
+        if !reArmedScratch.isEmpty { reArmedScratch.removeAll(keepingCapacity: true) }
         armed.popPrefix(through: price, into: &firedScratch)
         disarmed.popSuffix(from: price, into: &reArmedScratch)
 
@@ -274,8 +276,8 @@ struct SideBook {
         }
         // Re-keying keeps the order up to ties (both keys grow with the threshold), so these sorts
         // run over nearly sorted input.
-        firedScratch.sort()
-        reArmedScratch.sort()
+        if firedScratch.count > 1 { firedScratch.sort() }
+        if reArmedScratch.count > 1 { reArmedScratch.sort() }
         disarmed.insert(contentsOfSorted: firedScratch)
         armed.insert(contentsOfSorted: reArmedScratch)
     }
