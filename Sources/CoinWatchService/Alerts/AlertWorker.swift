@@ -382,6 +382,10 @@ final class AlertWorker: @unchecked Sendable {
     private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
         let now = WallClock.milliseconds()
         let gate = self.gate.withLock { $0 }
+        // A feed's ticks come in runs of one symbol: the run's last price is what the round keeps, stored when the
+        // run ends rather than hashed into the dictionary on every tick.
+        var run: (symbol: Symbol, price: ExactDecimal)?
+        defer { if let run { round.lastPrices[run.symbol] = run.price } }
         for tick in ticks {
             // A stale tick is no price: it says the next one follows a period nobody saw, so a crossing between the
             // last price and the next must not fire (docs/ALERTS.md, "Stale prices").
@@ -401,7 +405,8 @@ final class AlertWorker: @unchecked Sendable {
             if result.suppressed > 0 {
                 stats.crossingsSuppressed.add(result.suppressed, ordering: .relaxed)
             }
-            round.lastPrices[tick.symbol] = tick.price
+            if let last = run, last.symbol != tick.symbol { round.lastPrices[last.symbol] = last.price }
+            run = (tick.symbol, tick.price)
             round.clockChanged = true
             for record in result.armStateChanges {
                 round.armDevices.insert(record.device)

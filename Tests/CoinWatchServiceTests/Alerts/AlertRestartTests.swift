@@ -1,4 +1,6 @@
+import CoinWatchModel
 import CoinWatchProto
+import CoinWatchStore
 import CoinWatchTestSupport
 import Testing
 @testable import CoinWatchService
@@ -46,6 +48,26 @@ struct AlertRestartTests {
             #expect(b.summaries == ["BTC above 5100 @ 5100"])
             #expect(c.count == 0)
             await harness.shutdown()
+        }
+    }
+
+    /// A batch of ticks interleaving symbols leaves each symbol's last price in the store, where a restarted
+    /// engine resumes from it.
+    @Test func everySymbolsLastPriceInABatchIsStored() async throws {
+        try await withTemporaryDirectory(prefix: "alert-last-prices") { directory in
+            let path = databasePath(in: directory)
+            let ticks = [("BTC", "100"), ("ETH", "200"), ("BTC", "300"), ("ETH", "250"), ("ETH", "260"), ("SOL", "5")]
+            do {
+                let harness = try AlertServiceHarness(path: path)
+                #expect(harness.service.hub.publish(ticks.map { PriceFixtures.tick($0.0, $0.1) }) == ticks.count)
+                #expect(await harness.waitForEvaluated(ticks.count))
+                await harness.shutdown()
+            }
+            let database = try Database(path: path)
+            defer { database.close() }
+            let stored = try AlertStorage.loadPricesAndClock(database).lastPrices
+            let expected = try [("BTC", 300), ("ETH", 260), ("SOL", 5)].map { (try Symbol(validating: $0.0), ExactDecimal($0.1)) }
+            #expect(stored == Dictionary(uniqueKeysWithValues: expected))
         }
     }
 
