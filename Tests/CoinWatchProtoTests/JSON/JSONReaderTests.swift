@@ -268,6 +268,21 @@ struct JSONReaderTests {
         {
             #expect(digits(other) == nil, "\(other)")
         }
+        // Bytes next to the digits ('/' and ':') end a run wherever they fall among eight.
+        #expect(digits("1234567:89")! == (1_234_567, 0, 7))
+        #expect(digits("12345678/9")! == (12_345_678, 0, 8))
+        #expect(digits("123456789012345/")! == (123_456_789_012_345, 0, 15))
+        // Any run of up to 18 digits, with or without a point, reads as the standard library reads its digits.
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let count = Int.random(in: 1...18, using: &random)
+            let text = String((0..<count).map { _ in "0123456789".randomElement(using: &random)! })
+            let point = Int.random(in: 0..<count, using: &random)
+            let written = point == 0 ? text : String(text.prefix(point)) + "." + text.dropFirst(point)
+            let read = digits(written + ",")
+            #expect(read?.0 == UInt64(text) && read?.1 == (point == 0 ? 0 : count - point), "\(written)")
+            #expect(read?.2 == written.utf8.count, "\(written)")
+        }
         #expect(digits("01", options: Self.strict) == nil)
         #expect(digits("10", options: Self.strict)! == (10, 0, 2))
     }
