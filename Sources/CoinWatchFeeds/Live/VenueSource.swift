@@ -217,13 +217,16 @@ final class VenueSource: FeedTransportDelegate {
     // MARK: Input
 
     /// What one read amounted to, owned, so it is handled after the WebSocket state machine is done with the bytes.
+    /// Plain values only (a close's reason is kept beside the list), so that emptying the list after each read
+    /// visits no element.
     private enum ReadEvent {
         case opened
         /// A text message: where its bytes are in `readTexts`.
         case text(Range<Int>)
         case binary(Int)
         case activity
-        case closed(UInt16?, String)
+        /// The venue's close frame, whose reason is `closeReason` (a connection closes once).
+        case closed(UInt16?)
     }
 
     private var readEvents: [ReadEvent] = []
@@ -239,6 +242,7 @@ final class VenueSource: FeedTransportDelegate {
         lastActivityNanos = now
         pingOutstanding = false
         var failure: WebSocketError?
+        var closeReason = ""
         var events: [ReadEvent] = []
         swap(&events, &readEvents)
         events.removeAll(keepingCapacity: true)
@@ -254,7 +258,9 @@ final class VenueSource: FeedTransportDelegate {
                     events.append(.text((texts.count - text.count)..<texts.count))
                 case .binary(let payload): events.append(.binary(payload.count))
                 case .ping, .pong: events.append(.activity)
-                case .closed(let code, let reason): events.append(.closed(code, reason))
+                case .closed(let code, let reason):
+                    closeReason = reason
+                    events.append(.closed(code))
                 }
             }
         } catch {
@@ -263,7 +269,7 @@ final class VenueSource: FeedTransportDelegate {
         self.client = client
         texts.withUnsafeBytes { texts in
             for event in events {
-                handle(event, texts)
+                handle(event, texts, closeReason: closeReason)
                 // A binary frame ended the connection: what followed it in the same read is not taken.
                 if ending != nil && self.client?.shouldCloseTransport == true { break }
             }
@@ -283,7 +289,7 @@ final class VenueSource: FeedTransportDelegate {
         }
     }
 
-    private func handle(_ event: ReadEvent, _ texts: UnsafeRawBufferPointer) {
+    private func handle(_ event: ReadEvent, _ texts: UnsafeRawBufferPointer, closeReason reason: String) {
         switch event {
         case .opened:
             opened()
@@ -298,7 +304,7 @@ final class VenueSource: FeedTransportDelegate {
             if ending == nil { ending = (.connection, "a binary message") }
         case .activity:
             stats.touched()
-        case .closed(let code, let reason):
+        case .closed(let code):
             let text = "the venue closed the connection (\(code.map(String.init) ?? "no code")"
                 + "\(reason.isEmpty ? "" : ": \(reason.prefix(80))"))"
             // 1008 (policy) and 1013 (try again later) are the venue saying no; anything else is a plain close.
