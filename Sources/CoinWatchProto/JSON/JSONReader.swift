@@ -1,3 +1,5 @@
+public import CoinWatchCore
+
 /// A pull reader over one JSON document's UTF-8 bytes: the only JSON tokenizer of the project.
 ///
 /// It builds nothing. A caller walks an object's members with `object(_:)`, compares each key as bytes, takes the
@@ -194,10 +196,10 @@ public struct JSONReader {
     @inlinable @inline(__always)
     package mutating func consume(_ text: StaticString) -> Bool {
         let count = text.utf8CodeUnitCount
-        guard bytes.count - position >= count else { return false }
-        for offset in 0..<count where bytes[position + offset] != text.utf8Start[offset] {
-            return false
-        }
+        guard bytes.count - position >= count,
+              UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
+                  .hasSameBytes(as: UnsafeRawBufferPointer(start: text.utf8Start, count: count))
+        else { return false }
         position += count
         return true
     }
@@ -214,7 +216,7 @@ public struct JSONReader {
     /// `-?digits(.digits)?([eE][+-]?digits)?`, as its bytes. Leading zeros are refused only when reading
     /// strictly: the feeds read numbers by value, and their reader has always allowed them.
     @inlinable @inline(__always)
-    package mutating func number() throws(JSONSyntaxError) -> UnsafeRawBufferPointer {
+    mutating func number() throws(JSONSyntaxError) -> UnsafeRawBufferPointer {
         let begin = position
         if current == UInt8(ascii: "-") { position += 1 }
         let digits = position
