@@ -18,8 +18,8 @@ enum UTF8Check {
             if end - index >= 8 {
                 let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 let highBits: UInt64 = 0x8080_8080_8080_8080
-                // No byte >= 0x80 and (classic test) no zero byte.
-                if word & highBits == 0, (word &- 0x0101_0101_0101_0101) & ~word & highBits == 0 {
+                // No byte >= 0x80 and no zero byte.
+                if word & highBits == 0, ByteWord.zeros(word) == 0 {
                     index += 8
                     continue
                 }

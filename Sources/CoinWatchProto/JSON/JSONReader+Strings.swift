@@ -29,21 +29,11 @@ extension JSONReader {
         return Text(bytes: UnsafeRawBufferPointer(rebasing: bytes[begin..<(position - 1)]), escaped: true)
     }
 
-    /// The bytes of `word` (eight of a string, loaded little-endian) that end a plain run, a quote, a backslash or
-    /// a control character, each marked by its top bit. A byte's mark is exact up to the first marked byte (a
-    /// borrow can only mark bytes above a marked one), so the lowest mark is the first such byte.
+    /// The bytes of `word` (eight of a string, loaded little-endian) that end a plain run: a quote, a backslash or
+    /// a control character, each marked by its top bit (`ByteWord`: the lowest mark is the first such byte).
     @inlinable @inline(__always)
     static func stopBytes(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-        // A byte is zero exactly when subtracting one borrows into its top bit, which it did not have before;
-        // below 0x20 likewise with 0x20 (for bytes under 0x80: the others are never marked).
-        let zeroQuote = (quotes &- ones) & ~quotes
-        let zeroBackslash = (backslashes &- ones) & ~backslashes
-        let control = (word &- ones &* 0x20) & ~word
-        return (zeroQuote | zeroBackslash | control) & highs
+        ByteWord.equal(word, UInt8(ascii: "\"")) | ByteWord.equal(word, UInt8(ascii: "\\")) | ByteWord.below(word, 0x20)
     }
 
     /// The rest of a string that is not one plain run (an escape, a control character or its end lies ahead),

@@ -1,3 +1,4 @@
+import CoinWatchModel
 import Testing
 @testable import CoinWatchProto
 
@@ -273,7 +274,7 @@ struct JSONReaderTests {
         #expect(digits("12345678/9")! == (12_345_678, 0, 8))
         #expect(digits("123456789012345/")! == (123_456_789_012_345, 0, 15))
         // Any run of up to 18 digits, with or without a point, reads as the standard library reads its digits.
-        var random = SystemRandomNumberGenerator()
+        var random = SeededGenerator(seed: 0x5EED_D161)
         for _ in 0..<2000 {
             let count = Int.random(in: 1...18, using: &random)
             let text = String((0..<count).map { _ in "0123456789".randomElement(using: &random)! })
