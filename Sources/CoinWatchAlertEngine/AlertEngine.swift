@@ -75,12 +75,11 @@ public final class AlertEngine {
     var freeNumbers: [UInt32] = []
     /// One book per symbol ever seen (a handful), found through `bookIndexes`.
     var books: [SymbolBook] = []
-    var bookIndexes: [Symbol: Int] = [:] {
-        didSet { lastBook = nil }
-    }
-    /// The book the last tick went to: a feed sends runs of one symbol, and the comparison with the same `String`
-    /// is a pointer's, where the dictionary hashes the text every tick.
-    private var lastBook: (symbol: Symbol, index: Int)?
+    var bookIndexes: [Symbol: Int] = [:]
+    /// Where the book the last tick went to was: a feed sends runs of one symbol, and comparing the book's symbol
+    /// (the same `String`) is a pointer's comparison, where the dictionary hashes the text every tick. Checked
+    /// against the book it names, so a rebuilt list of books (a bulk load) cannot mislead it.
+    private var lastBookIndex = 0
 
     public init(configuration: Configuration = .standard) {
         self.configuration = configuration
@@ -137,9 +136,9 @@ public final class AlertEngine {
     }
 
     func bookIndex(for symbol: Symbol) -> Int {
-        if let lastBook, lastBook.symbol == symbol { return lastBook.index }
+        if lastBookIndex < books.count, books[lastBookIndex].symbol == symbol { return lastBookIndex }
         if let index = bookIndexes[symbol] {
-            lastBook = (symbol, index)
+            lastBookIndex = index
             return index
         }
         books.append(SymbolBook(symbol: symbol, configuration: configuration))

@@ -54,16 +54,21 @@ struct AlertEngineBulkLoadTests {
     @Test("a tick after a load goes to the loaded book of its symbol, not to the one the last tick went to")
     func tickAfterLoad() throws {
         let engine = AlertEngine()
-        // BTC's book is the first, ETH's the second, and the last ticks went to ETH's.
-        for (name, price) in [("BTC", "100"), ("ETH", "100"), ("ETH", "101"), ("ETH", "100")] {
+        // ETH's book is the second, BTC's the first, and the last ticks went to BTC's.
+        for (name, price) in [("ETH", "100"), ("BTC", "100"), ("BTC", "101"), ("BTC", "100")] {
             _ = try engine.evaluate(symbol: symbol(name), price: dec(price))
         }
-        // The loaded engine knows only ETH: its book is now the first.
-        let rule = RuleRecord(device: device("d"), symbol: symbol("ETH"), rule: AlertRule(below: dec("90"), above: nil))
+        #expect(engine.books.map(\.symbol) == [symbol("ETH"), symbol("BTC")])
+        // The loaded engine knows only ETH, whose book is now the first.
+        let rule = RuleRecord(device: device("e"), symbol: symbol("ETH"), rule: AlertRule(below: dec("90"), above: nil))
         _ = try engine.load(rules: [rule], armStates: [], lastPrices: [symbol("ETH"): dec("100")], clock: 10)
-        let result = try engine.evaluate(symbol: symbol("ETH"), price: dec("80"))
-        #expect(result.alerts.map(\.device) == [device("d")])
-        #expect(engine.lastPrice(for: symbol("ETH")) == dec("80"))
+        #expect(engine.books.map(\.symbol) == [symbol("ETH")])
+        // A BTC tick is BTC's first price: it must not reach ETH's book (where it would fire ETH's rule).
+        #expect(try engine.evaluate(symbol: symbol("BTC"), price: dec("80")).alerts.isEmpty)
+        #expect(engine.lastPrice(for: symbol("ETH")) == dec("100"))
+        #expect(engine.lastPrice(for: symbol("BTC")) == dec("80"))
+        // And an ETH tick reaches it.
+        #expect(try engine.evaluate(symbol: symbol("ETH"), price: dec("80")).alerts.map(\.device) == [device("e")])
         #expect(engine.indexesAreConsistent())
     }
 
