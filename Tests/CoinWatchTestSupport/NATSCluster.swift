@@ -24,10 +24,12 @@ public final class NATSCluster: Sendable {
         let clusterName: String?
         /// Whether clients learn the other servers' addresses from this one (nats-server's default).
         let advertises: Bool
+        /// More `nats-server` options (authorisation, TLS).
+        let extraArguments: [String]
         private let pid = Mutex<pid_t?>(nil)
 
         init(name: String, storeDirectory: String, logPath: String, routePort: Int, routes: [Int], clusterName: String?,
-             advertises: Bool) {
+             advertises: Bool, extraArguments: [String]) {
             self.name = name
             self.storeDirectory = storeDirectory
             self.logPath = logPath
@@ -36,6 +38,7 @@ public final class NATSCluster: Sendable {
             self.routes = routes
             self.clusterName = clusterName
             self.advertises = advertises
+            self.extraArguments = extraArguments
         }
 
         deinit {
@@ -58,6 +61,7 @@ public final class NATSCluster: Sendable {
                               "--routes", routes.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")]
                 if !advertises { arguments.append("--no_advertise") }
             }
+            arguments += extraArguments
             // The log is appended to across restarts: the listening line looked for is the last one.
             let before = log.count
             let child = try ServerProcess.spawn(NATSCluster.binary, arguments, log: logPath)
@@ -117,8 +121,11 @@ public final class NATSCluster: Sendable {
 
     /// Starts `count` servers (1, or 3 for a JetStream cluster) and waits until they accept clients. With
     /// `advertise` false a client knows only the servers it is given, so losing them cuts it off from NATS (a
-    /// partition) instead of moving it to another server of the cluster.
-    public static func start(servers count: Int, advertise: Bool = true) async throws -> NATSCluster {
+    /// partition) instead of moving it to another server of the cluster. `arguments` go to every server (for
+    /// example `--user`/`--pass`, `--auth`, or `--tls` with `--tlscert`/`--tlskey`).
+    public static func start(servers count: Int, advertise: Bool = true, arguments: [String] = []) async throws
+        -> NATSCluster
+    {
         let directory = try TemporaryDirectory(prefix: "nats-test")
         let routePorts = count > 1 ? try (0..<count).map { _ in try freeLoopbackPort() } : []
         var servers: [Server] = []
@@ -127,7 +134,7 @@ public final class NATSCluster: Sendable {
             servers.append(Server(
                 name: name, storeDirectory: directory.path + "/\(name)", logPath: directory.path + "/\(name).log",
                 routePort: count > 1 ? routePorts[index] : 0, routes: routePorts, clusterName: count > 1 ? "cw" : nil,
-                advertises: advertise))
+                advertises: advertise, extraArguments: arguments))
         }
         let cluster = NATSCluster(servers: servers, directory: directory)
         for server in servers { try await server.start() }

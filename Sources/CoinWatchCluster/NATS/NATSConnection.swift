@@ -166,6 +166,13 @@ package final class NATSConnection: @unchecked Sendable {
             try check(natsOptions_SetToken(opts, token), "setting the NATS token")
         }
         if let credentials = options.credentialsFile {
+            // The library reads the file only when it connects, and then reports only that no server was
+            // available: a file that cannot be read is named here instead.
+            if access(credentials, R_OK) != 0 {
+                let reason = String(cString: strerror(errno))
+                throw ClusterError(
+                    code: .invalidArgument, message: "cannot read the NATS credentials file \(credentials): \(reason)")
+            }
             try check(
                 natsOptions_SetUserCredentialsFromFiles(opts, credentials, nil), "reading the credentials \(credentials)")
         }

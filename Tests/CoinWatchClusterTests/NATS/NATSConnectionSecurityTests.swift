@@ -1,0 +1,124 @@
+@testable import CoinWatchCluster
+import CoinWatchTestSupport
+import Foundation
+import Testing
+
+/// The connection's credentials and TLS against a nats-server that demands them: what `--cluster-user`,
+/// `--cluster-password`, `--cluster-token`, `--cluster-ca` and `--cluster-cert`/`--cluster-key` turn into.
+/// nats.c checks a server certificate's name against the host of the URL it connects to.
+@Suite(.enabled(if: NATSCluster.isAvailable, "nats-server is not installed (scripts/bootstrap)"), .serialized)
+struct NATSConnectionSecurityTests {
+    /// Whether a connection made with `configure` applied is accepted: a PING/PONG round trip proves the server
+    /// let it in (a refused client may be told so only after the connect call returns). The error otherwise.
+    static func attempt(
+        _ url: String, _ configure: @escaping @Sendable (inout NATSConnection.Options) -> Void
+    ) async throws -> ClusterError? {
+        try await onOwnThread { () -> ClusterError? in
+            var options = NATSConnection.Options(servers: [url])
+            options.connectTimeoutMs = 5_000
+            configure(&options)
+            do throws(ClusterError) {
+                let connection = try NATSConnection(options: options, onEvent: { _ in })
+                try connection.flush(timeoutMs: 5_000)
+                connection.close()
+                return nil
+            } catch {
+                return error
+            }
+        }
+    }
+
+    @Test func aUserAndPasswordAreRequiredAndTheSecretIsNeverInTheError() async throws {
+        let nats = try await NATSCluster.start(servers: 1, arguments: ["--user", "node", "--pass", "pw-Correct-1"])
+        let url = nats.urls
+        #expect(try await Self.attempt(url) { $0.user = "node"; $0.password = "pw-Correct-1" } == nil)
+        let wrong = try await Self.attempt(url) { $0.user = "node"; $0.password = "pw-Wrong-2" }
+        let missing = try await Self.attempt(url) { _ in }
+        for error in [wrong, missing] {
+            let error = try #require(error)
+            #expect(error.message.contains("cannot connect to \(url)"), "\(error.message)")
+            #expect(error.message.contains("Authorization Violation"), "\(error.message)")
+            #expect(!error.message.contains("pw-"), "\(error.message)")
+        }
+    }
+
+    @Test func aTokenIsRequiredAndNeverInTheError() async throws {
+        let nats = try await NATSCluster.start(servers: 1, arguments: ["--auth", "tok-Correct-1"])
+        let url = nats.urls
+        #expect(try await Self.attempt(url) { $0.token = "tok-Correct-1" } == nil)
+        let wrong = try #require(try await Self.attempt(url) { $0.token = "tok-Wrong-2" })
+        #expect(!wrong.message.contains("tok-"), "\(wrong.message)")
+        #expect(wrong.message.contains("Authorization Violation"), "\(wrong.message)")
+    }
+
+    /// TLS with the test CA: trusted and named right is accepted; another CA, no CA, or a certificate for
+    /// another host is refused.
+    @Test func tlsVerifiesTheServersChainAndName() async throws {
+        let pki = try await TestCertificates.shared()
+        func server(_ identity: TestIdentity) async throws -> NATSCluster {
+            try await NATSCluster.start(servers: 1, arguments: [
+                "--tls", "--tlscert", identity.certificateFile, "--tlskey", identity.privateKeyFile,
+            ])
+        }
+        let good = try await server(pki.server)
+        let port = try #require(good.urls.split(separator: ":").last)
+        for host in ["localhost", "127.0.0.1"] {
+            let url = "tls://\(host):\(port)"
+            #expect(try await Self.attempt(url) { $0.caFile = pki.caFile } == nil, "\(url)")
+        }
+        let url = "tls://localhost:\(port)"
+        let otherCA = try #require(try await Self.attempt(url) { $0.caFile = pki.otherCAFile })
+        #expect(otherCA.message.contains("unable to get local issuer certificate"), "\(otherCA.message)")
+        #expect(try await Self.attempt(url) { _ in } != nil)
+        // The server asks for TLS; a client given no TLS option still verifies what it gets.
+        #expect(try await Self.attempt("nats://localhost:\(port)") { _ in } != nil)
+
+        let wrongHost = try await server(pki.wrongHost)
+        let wrongPort = try #require(wrongHost.urls.split(separator: ":").last)
+        let misnamed = try await Self.attempt("tls://localhost:\(wrongPort)") {
+            $0.caFile = pki.caFile
+        }
+        #expect(misnamed?.message.contains("hostname mismatch") == true, "\(misnamed?.message ?? "accepted")")
+
+        let expired = try await server(pki.expiredServer)
+        let expiredPort = try #require(expired.urls.split(separator: ":").last)
+        let expiredError = try await Self.attempt("tls://localhost:\(expiredPort)") { $0.caFile = pki.caFile }
+        #expect(expiredError?.message.contains("certificate has expired") == true, "\(expiredError?.message ?? "accepted")")
+    }
+
+    /// A server that verifies clients (`--tlsverify`) takes the node's certificate from the CA it trusts, and
+    /// no other.
+    @Test func mutualTLSPresentsTheClientCertificate() async throws {
+        let pki = try await TestCertificates.shared()
+        let nats = try await NATSCluster.start(servers: 1, arguments: [
+            "--tlsverify", "--tlscert", pki.server.certificateFile, "--tlskey", pki.server.privateKeyFile,
+            "--tlscacert", pki.caFile,
+        ])
+        let port = try #require(nats.urls.split(separator: ":").last)
+        let url = "tls://localhost:\(port)"
+        let trusted = try await Self.attempt(url) {
+            $0.caFile = pki.caFile
+            $0.certificateFile = pki.client.certificateFile
+            $0.keyFile = pki.client.privateKeyFile
+        }
+        #expect(trusted == nil, "\(trusted?.message ?? "")")
+        #expect(try await Self.attempt(url) { $0.caFile = pki.caFile } != nil)
+        #expect(try await Self.attempt(url) {
+            $0.caFile = pki.caFile
+            $0.certificateFile = pki.untrustedClient.certificateFile
+            $0.keyFile = pki.untrustedClient.privateKeyFile
+        } != nil)
+    }
+
+    @Test func unreadableCredentialFilesNameTheFile() async throws {
+        let missing = "/nonexistent/coinwatch-\(UUID().uuidString)"
+        for configure: @Sendable (inout NATSConnection.Options) -> Void in [
+            { $0.credentialsFile = missing },
+            { $0.caFile = missing },
+            { $0.certificateFile = missing; $0.keyFile = missing + ".key" },
+        ] {
+            let error = try #require(try await Self.attempt("nats://127.0.0.1:1", configure))
+            #expect(error.message.contains(missing), "\(error.message)")
+        }
+    }
+}
