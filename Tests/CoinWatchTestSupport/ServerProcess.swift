@@ -88,9 +88,10 @@ public final class ServerProcess: Sendable {
     ///   - port: 0 for a free port; a fixed one to restart a server where clients expect it.
     ///   - dataDirectory: reuse a data directory (a restart); a new one when nil.
     ///   - launcher: a command that runs coinwatchd, such as `["/usr/bin/taskset", "-c", "0"]`.
+    ///   - environment: variables set for coinwatchd beside the test process's own.
     public static func start(
         port: Int = 0, dataDirectory: TemporaryDirectory? = nil, arguments: [String] = [],
-        launcher: [String] = []
+        launcher: [String] = [], environment: [String: String] = [:]
     ) async throws -> ServerProcess {
         guard let binary = BuiltProducts.url(of: "coinwatchd") else {
             throw ServerProcessError(
@@ -100,7 +101,7 @@ public final class ServerProcess: Sendable {
         let logPath = data.path + "-\(UUID().uuidString).log"
         let command = launcher + [binary.path, "--listen", "127.0.0.1:\(port)", "--data", data.path + "/db",
                                   "--feed", "none"] + arguments
-        let pid = try spawn(command[0], Array(command.dropFirst()), log: logPath)
+        let pid = try spawn(command[0], Array(command.dropFirst()), log: logPath, environment: environment)
         let deadline = ContinuousClock.now + startTimeout
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -137,10 +138,15 @@ public final class ServerProcess: Sendable {
         try? FileManager.default.removeItem(atPath: logPath)
     }
 
-    /// Starts `path` with stdin from /dev/null, stdout and stderr appended to `log`.
-    static func spawn(_ path: String, _ arguments: [String], log: String) throws -> pid_t {
+    /// Starts `path` with stdin from /dev/null, stdout and stderr appended to `log`, and `environment` added to
+    /// this process's variables.
+    static func spawn(_ path: String, _ arguments: [String], log: String, environment: [String: String] = [:]) throws
+        -> pid_t
+    {
+        let variables = environment.isEmpty
+            ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         do {
-            return try ChildProcess.spawn(path, arguments, environment: nil) { actions in
+            return try ChildProcess.spawn(path, arguments, environment: variables) { actions in
                 posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
                 posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
                 posix_spawn_file_actions_adddup2(&actions, 1, 2)

@@ -626,6 +626,44 @@ struct ClusterDaemonTests {
         #expect(try await other.healthCheck().feeds.allSatisfy { !$0.connected && $0.messages == 0 })
     }
 
+    /// `--cluster-ca` and `--cluster-user` with the password in `COINWATCH_CLUSTER_PASSWORD`, against a NATS server
+    /// that demands TLS and a user: the node joins and its ticks cross the bus; the password is in no line it
+    /// logs, at the most detailed level. A wrong password keeps a node from starting, with an error that does not
+    /// repeat it.
+    @Test func aNodeJoinsOverTLSWithAUserAndNeverLogsThePassword() async throws {
+        let pki = try await TestCertificates.shared()
+        let nats = try await NATSCluster.start(servers: 1, arguments: [
+            "--user", "node", "--pass", "pw-Secret-9", "--tls",
+            "--tlscert", pki.server.certificateFile, "--tlskey", pki.server.privateKeyFile,
+        ])
+        let url = "tls://localhost:\(try #require(nats.urls.split(separator: ":").last))"
+        let options = ["--cluster", url, "--node-id", "secure", "--lease-ttl", "2s", "--cluster-ca", pki.caFile,
+                       "--cluster-user", "node", "--log-level", "trace"]
+        let node = try await ServerProcess.start(
+            arguments: options, environment: ["COINWATCH_CLUSTER_PASSWORD": "pw-Secret-9"])
+        defer { node.crash() }
+        let client = Self.client(node)
+        defer { client.close() }
+        let (updates, task) = Self.follow(client, "CWS")
+        defer { task.cancel() }
+        _ = try await client.publish([Self.tick("CWS", 7)])
+        let crossed = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { updates.prices.contains("7") }
+        #expect(crossed)
+        let cluster = try #require(try await client.healthCheck().cluster)
+        #expect(cluster.natsState == "connected", "\(cluster)")
+        #expect(!node.log.contains("pw-Secret"), "\(node.log)")
+
+        let refused = try await onOwnThread { try ServerProcess.run([
+            "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
+            "--feed", "none", "--cluster", url, "--cluster-ca", pki.caFile, "--cluster-user", "node",
+            "--cluster-password", "pw-Wrong-7",
+        ]) }
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("cannot join the cluster"), "\(refused.output)")
+        #expect(refused.output.contains("Authorization Violation"), "\(refused.output)")
+        #expect(!refused.output.contains("pw-"), "\(refused.output)")
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
