@@ -664,6 +664,28 @@ struct ClusterDaemonTests {
         #expect(!refused.output.contains("pw-"), "\(refused.output)")
     }
 
+    /// `--cluster-creds` against an operator-mode NATS (decentralised authentication): the node signs in with its
+    /// user JWT and NKey seed, creates its streams and buckets in its account, and its ticks cross the bus; the
+    /// seed is in no line it logs.
+    @Test func aNodeJoinsWithACredentialsFileAndNeverLogsTheSeed() async throws {
+        let accounts = try await onOwnThread { try NATSOperatorMode() }
+        let nats = try await NATSCluster.start(servers: 1, arguments: ["-c", accounts.serverConfiguration])
+        let node = try await ServerProcess.start(arguments: [
+            "--cluster", nats.urls, "--node-id", "creds", "--lease-ttl", "2s", "--cluster-creds", accounts.credentialsFile,
+            "--log-level", "trace",
+        ])
+        defer { node.crash() }
+        let client = Self.client(node)
+        defer { client.close() }
+        let (updates, task) = Self.follow(client, "CWC")
+        defer { task.cancel() }
+        _ = try await client.publish([Self.tick("CWC", 8)])
+        let crossed = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { updates.prices.contains("8") }
+        #expect(crossed)
+        #expect(try await client.healthCheck().cluster?.natsState == "connected")
+        #expect(!node.log.contains(accounts.userSeed), "\(node.log)")
+    }
+
     @Test func aNodeThatCannotReachNATSRefusesToStart() async throws {
         let result = try await onOwnThread { try ServerProcess.run([
             "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",

@@ -110,6 +110,28 @@ struct NATSConnectionSecurityTests {
         } != nil)
     }
 
+    /// Operator mode (decentralised authentication): the node's credentials file, a user JWT and its NKey seed,
+    /// signs in and JetStream works for its account; the same user signed by an account the server does not know,
+    /// or no credentials at all, is refused.
+    @Test func aCredentialsFileSignsInToAnOperatorModeServer() async throws {
+        let accounts = try await onOwnThread { try NATSOperatorMode() }
+        let nats = try await NATSCluster.start(servers: 1, arguments: ["-c", accounts.serverConfiguration])
+        let url = nats.urls
+        let credentials = accounts.credentialsFile
+        let stored = try await onOwnThread { () throws -> KVEntry? in
+            var options = NATSConnection.Options(servers: [url])
+            options.credentialsFile = credentials
+            let connection = try NATSConnection(options: options, onEvent: { _ in })
+            let bucket = try JetStream(connection: connection).keyValue(.init(name: "t-creds"))
+            _ = try bucket.put("phone-1", [7])
+            return try bucket.get("phone-1")
+        }
+        #expect(stored?.value == [7])
+        let stranger = try #require(try await Self.attempt(url) { $0.credentialsFile = accounts.strangerCredentialsFile })
+        #expect(stranger.message.contains("Authorization Violation"), "\(stranger.message)")
+        #expect(try await Self.attempt(url) { _ in } != nil)
+    }
+
     @Test func unreadableCredentialFilesNameTheFile() async throws {
         let missing = "/nonexistent/coinwatch-\(UUID().uuidString)"
         for configure: @Sendable (inout NATSConnection.Options) -> Void in [
