@@ -96,10 +96,12 @@ final class DialBox: @unchecked Sendable {
 }
 
 /// A `Connection` in byte-stream mode as a venue's transport.
-final class ConnectionTransport: FeedTransport, ByteStreamDelegate {
+final class ConnectionTransport: FeedTransport, ByteStreamDelegate, EventLoopFlushHook {
     let connection: Connection
     weak var delegate: (any FeedTransportDelegate)?
     let closeTimeout: Duration
+    /// Whether the loop will call `loopWillFlush` at the end of this iteration.
+    private var readFinishAsked = false
 
     init(connection: Connection, delegate: any FeedTransportDelegate, closeTimeout: Duration) {
         self.connection = connection
@@ -126,6 +128,17 @@ final class ConnectionTransport: FeedTransport, ByteStreamDelegate {
 
     func bytesReceived(_ bytes: UnsafeRawBufferPointer, on connection: Connection) {
         delegate?.transport(self, received: bytes)
+        // A readiness event hands over up to `Connection.readsPerEvent` socket reads, and over TLS one call per
+        // record (16 KiB): the end of the loop's iteration is when all of them are in.
+        if !readFinishAsked {
+            readFinishAsked = true
+            connection.eventLoop.flushBeforeWriting(self)
+        }
+    }
+
+    func loopWillFlush() {
+        readFinishAsked = false
+        delegate?.transportReadFinished(self)
     }
 
     func inputEnded(on connection: Connection) {

@@ -10,6 +10,9 @@ protocol FeedTransport: AnyObject {
 protocol FeedTransportDelegate: AnyObject {
     /// Bytes from the venue, valid only during the call.
     func transport(_ transport: any FeedTransport, received bytes: UnsafeRawBufferPointer)
+    /// Everything the socket had when the loop last looked is handed over (one or more `received` calls, e.g. one
+    /// per TLS record): what is to be done once per batch of reads rather than once per read.
+    func transportReadFinished(_ transport: any FeedTransport)
     /// The transport closed (reported once); `reason` says why when it was not an orderly close.
     func transport(_ transport: any FeedTransport, closedWith reason: String?)
 }

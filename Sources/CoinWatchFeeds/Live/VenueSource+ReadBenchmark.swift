@@ -1,6 +1,7 @@
 import CoinWatchCore
 import CoinWatchLogging
 import CoinWatchModel
+import CoinWatchRPC
 import CoinWatchService
 import Synchronization
 
@@ -51,6 +52,7 @@ package enum VenueReadBenchmark {
         let upgrade = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Accept: \(accept)\r\n\r\n"
         Array(upgrade.utf8).withUnsafeBytes { source.transport(dialer.transport, received: $0) }
+        source.transportReadFinished(dialer.transport)
 
         var stream: [UInt8] = []
         var perPass = 0
@@ -64,11 +66,16 @@ package enum VenueReadBenchmark {
         let start = MonotonicClock.nanoseconds()
         stream.withUnsafeBytes { all in
             for _ in 0..<passes {
+                // As on the loop: one call per 16 KiB TLS record, and the end of the batch after one socket read
+                // (`EventLoop.readBufferSize`, 64 KiB) of them.
                 var offset = 0
                 while offset < all.count {
                     let end = min(all.count, offset + 16 * 1024)
                     source.transport(dialer.transport, received: UnsafeRawBufferPointer(rebasing: all[offset..<end]))
                     offset = end
+                    if offset % EventLoop.readBufferSize == 0 || offset == all.count {
+                        source.transportReadFinished(dialer.transport)
+                    }
                 }
             }
         }

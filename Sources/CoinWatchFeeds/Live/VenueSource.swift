@@ -71,8 +71,10 @@ final class VenueSource: FeedTransportDelegate {
     private var onStopped: (() -> Void)?
     /// Why the current connection is ending, when this side decided it (set before closing the transport).
     private var ending: (failure: Backoff.Failure, reason: String)?
-    /// Prices of the read being handled, published together at its end.
+    /// Prices of the reads of this readiness, published together at its end.
     private var pending: [PriceTick] = []
+    /// Prices after which a batch is published before its readiness ends (about 0.3 ms of reading here).
+    static let publishBatchLimit = 1_024
     private var pendingMessages = 0
     /// Whether the current connection has delivered data (resets the backoff).
     private var delivered = false
@@ -278,7 +280,13 @@ final class VenueSource: FeedTransportDelegate {
         readEvents = events
         texts.removeAll(keepingCapacity: texts.capacity <= 1 << 17)
         readTexts = texts
-        finishRead()
+        // The prices go to the sink once the transport has handed over all its socket had
+        // (`transportReadFinished`), or when the connection ends before that: over TLS this call comes once per
+        // 16 KiB record, and each publish wakes the alert thread. Under a flood a readiness holds up to 256 KiB;
+        // a batch that reaches `publishBatchLimit` goes at once, so no price waits for more than that many others.
+        if pending.count >= Self.publishBatchLimit {
+            finishRead()
+        }
         if let failure {
             webSocketFailed(failure)
         }
@@ -481,6 +489,11 @@ final class VenueSource: FeedTransportDelegate {
         }
     }
 
+    func transportReadFinished(_ transport: any FeedTransport) {
+        guard transport === self.transport else { return }
+        finishRead()
+    }
+
     func transport(_ transport: any FeedTransport, closedWith reason: String?) {
         guard transport === self.transport else { return }
         connectionEnded(reason)
@@ -488,10 +501,10 @@ final class VenueSource: FeedTransportDelegate {
 
     /// The connection is gone: schedule the next one (or finish stopping).
     private func connectionEnded(_ transportReason: String?) {
+        // What was read before the end is published, as if the read had been the last of its batch.
+        finishRead()
         transport = nil
         client = nil
-        pending.removeAll()
-        pendingMessages = 0
         if phase == .stopped {
             if let stopTimer { scheduler.cancel(stopTimer) }
             stopTimer = nil

@@ -73,6 +73,74 @@ struct VenueSourceTests {
         #expect(stats.reconnects == 0)
     }
 
+    /// Over TLS the loop hands a source one record at a time, several per readiness: the prices of all of them go
+    /// to the sink in one batch, when the transport says the readiness is over (each batch wakes the alert thread).
+    @Test func theReadsOfOneReadinessArePublishedOnceAtItsEnd() throws {
+        let rig = try Rig()
+        rig.connect()
+        func read(_ bytes: [UInt8]) { bytes.withUnsafeBytes { rig.source.transport(rig.transport, received: $0) } }
+        let split = S.text(Self.trade("ETHUSDT", "4", id: 2))
+        read(S.text(Self.trade("BTCUSDT", "1", id: 1)) + S.text(Self.trade("ETHUSDT", "2", id: 1)))
+        read(S.text(Self.trade("BTCUSDT", "3", id: 2)) + split.prefix(20))
+        read(Array(split.dropFirst(20)))
+        #expect(rig.sink.batches.isEmpty)
+        #expect(rig.stats.snapshot.messages == 0)
+        rig.source.transportReadFinished(rig.transport)
+        #expect(rig.sink.batches.map(\.count) == [4])
+        #expect(rig.sink.prices == ["BTC 1", "ETH 2", "BTC 3", "ETH 4"])
+        #expect(rig.stats.snapshot.messages == 4)
+        // The next readiness is a batch of its own.
+        rig.transport.deliver(reads: [S.text(Self.trade("BTCUSDT", "5", id: 3)), S.text(Self.trade("BTCUSDT", "6", id: 4))])
+        #expect(rig.sink.batches.map(\.count) == [4, 2])
+    }
+
+    /// Under a flood one readiness brings thousands of trades; a batch that reaches the limit goes at once, so the
+    /// first trades do not wait for the whole readiness to be read.
+    @Test func aReadinessPastTheBatchLimitPublishesEarly() throws {
+        let rig = try Rig()
+        rig.connect()
+        var id = 0
+        func read(_ trades: Int) {
+            var bytes: [UInt8] = []
+            for _ in 0..<trades {
+                id += 1
+                bytes += S.text(Self.trade("BTCUSDT", "\(id)", id: id))
+            }
+            bytes.withUnsafeBytes { rig.source.transport(rig.transport, received: $0) }
+        }
+        let perRead = 100
+        let readsUnder = (VenueSource.publishBatchLimit - 1) / perRead
+        for _ in 0..<readsUnder { read(perRead) }
+        #expect(rig.sink.batches.isEmpty)
+        read(perRead)
+        #expect(rig.sink.batches.map(\.count) == [(readsUnder + 1) * perRead])
+        read(perRead)
+        rig.source.transportReadFinished(rig.transport)
+        #expect(rig.sink.batches.map(\.count) == [(readsUnder + 1) * perRead, perRead])
+        #expect(rig.sink.prices.last == "BTC \(id)")
+    }
+
+    /// Prices read before the connection ends or the source stops, in the same readiness, are published then,
+    /// not dropped and not held for a later connection.
+    @Test func pricesReadBeforeAnEndingArePublished() throws {
+        for ending in ["close frame", "reset", "stop"] {
+            let rig = try Rig()
+            rig.connect()
+            S.text(Self.trade("BTCUSDT", "7", id: 1)).withUnsafeBytes { rig.source.transport(rig.transport, received: $0) }
+            #expect(rig.sink.batches.isEmpty, "\(ending)")
+            switch ending {
+            case "close frame":
+                S.close(1001, "bye").withUnsafeBytes { rig.source.transport(rig.transport, received: $0) }
+            case "reset": rig.transport.reset()
+            default: rig.source.stop {}
+            }
+            #expect(rig.sink.prices == ["BTC 7"], "\(ending)")
+            // A readiness end that comes after changes nothing.
+            rig.source.transportReadFinished(rig.transport)
+            #expect(rig.sink.prices == ["BTC 7"], "\(ending)")
+        }
+    }
+
     @Test func anAbruptCloseReconnectsAfterBackoffAndResubscribes() throws {
         let rig = try Rig()
         rig.connect()

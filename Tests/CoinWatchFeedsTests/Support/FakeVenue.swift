@@ -56,10 +56,20 @@ final class FakeTransport: FeedTransport {
         delegate?.transport(self, closedWith: nil)
     }
 
-    /// The server sends bytes.
+    /// The server sends bytes, read in one go.
     func deliver(_ bytes: [UInt8]) {
+        deliver(reads: [bytes])
+    }
+
+    /// The server sends bytes that the loop reads in several pieces at one readiness (one `received` call each),
+    /// then reports the end of the batch.
+    func deliver(reads: [[UInt8]]) {
+        for bytes in reads {
+            guard !closed else { return }
+            bytes.withUnsafeBytes { delegate?.transport(self, received: $0) }
+        }
         guard !closed else { return }
-        bytes.withUnsafeBytes { delegate?.transport(self, received: $0) }
+        delegate?.transportReadFinished(self)
     }
 
     /// The server resets the connection.
