@@ -626,6 +626,18 @@ struct ClusterDaemonTests {
         #expect(try await other.healthCheck().feeds.allSatisfy { !$0.connected && $0.messages == 0 })
     }
 
+    /// Whether `node` is in the cluster: Health says NATS is connected and a tick published on it comes back to
+    /// its own stream through the bus (every node, the publisher included, delivers from its subscription).
+    static func joined(_ node: ServerProcess) async throws -> Bool {
+        let client = Self.client(node)
+        defer { client.close() }
+        guard try await client.healthCheck().cluster?.natsState == "connected" else { return false }
+        let (updates, task) = Self.follow(client, "CWJ")
+        defer { task.cancel() }
+        _ = try await client.publish([Self.tick("CWJ", 7)])
+        return await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { updates.prices.contains("7") }
+    }
+
     /// `--cluster-ca` and `--cluster-user` with the password in `COINWATCH_CLUSTER_PASSWORD`, against a NATS server
     /// that demands TLS and a user: the node joins and its ticks cross the bus; the password is in no line it
     /// logs, at the most detailed level. A wrong password keeps a node from starting, with an error that does not
@@ -642,15 +654,7 @@ struct ClusterDaemonTests {
         let node = try await ServerProcess.start(
             arguments: options, environment: ["COINWATCH_CLUSTER_PASSWORD": "pw-Secret-9"])
         defer { node.crash() }
-        let client = Self.client(node)
-        defer { client.close() }
-        let (updates, task) = Self.follow(client, "CWS")
-        defer { task.cancel() }
-        _ = try await client.publish([Self.tick("CWS", 7)])
-        let crossed = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { updates.prices.contains("7") }
-        #expect(crossed)
-        let cluster = try #require(try await client.healthCheck().cluster)
-        #expect(cluster.natsState == "connected", "\(cluster)")
+        #expect(try await Self.joined(node))
         #expect(!node.log.contains("pw-Secret"), "\(node.log)")
 
         let refused = try await onOwnThread { try ServerProcess.run([
@@ -675,14 +679,7 @@ struct ClusterDaemonTests {
             "--log-level", "trace",
         ])
         defer { node.crash() }
-        let client = Self.client(node)
-        defer { client.close() }
-        let (updates, task) = Self.follow(client, "CWC")
-        defer { task.cancel() }
-        _ = try await client.publish([Self.tick("CWC", 8)])
-        let crossed = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { updates.prices.contains("8") }
-        #expect(crossed)
-        #expect(try await client.healthCheck().cluster?.natsState == "connected")
+        #expect(try await Self.joined(node))
         #expect(!node.log.contains(accounts.userSeed), "\(node.log)")
     }
 
