@@ -237,6 +237,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "CoinWatchTestSupport",
+            dependencies: ["CoinWatchCore"],
             path: "Tests/CoinWatchTestSupport",
             swiftSettings: swiftSettings
         ),

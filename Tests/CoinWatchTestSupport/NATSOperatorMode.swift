@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Foundation
 
 /// A NATS "operator mode" set-up for one test (decentralised authentication, what `--cluster-creds` is for): an
@@ -140,20 +141,14 @@ public final class NATSOperatorMode: Sendable {
             "jti": base32(Array(UUID().uuidString.utf8)), "iat": Int(Date().timeIntervalSince1970), "iss": issuer,
             "sub": subject, "name": name, "nats": nats,
         ]
-        let header = base64URL(Array(#"{"typ":"JWT","alg":"ed25519-nkey"}"#.utf8))
-        let payload = base64URL(Array(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])))
+        let header = Base64.encodeURL(Array(#"{"typ":"JWT","alg":"ed25519-nkey"}"#.utf8))
+        let payload = Base64.encodeURL(Array(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])))
         let signed = header + "." + payload
         // Ed25519 signs in one go, from a file ("unable to determine file size for oneshot operation" from stdin).
         let input = signer + ".signing"
         try signed.write(toFile: input, atomically: true, encoding: .utf8)
         let signature = try OpenSSLCommand.succeed(["pkeyutl", "-sign", "-inkey", signer, "-rawin", "-in", input]).stdout
-        return signed + "." + base64URL(signature)
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return signed + "." + Base64.encodeURL(signature)
     }
 
     static func credentials(_ jwt: String, _ seed: String) -> String {
