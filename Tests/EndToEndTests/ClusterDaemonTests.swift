@@ -690,5 +690,14 @@ struct ClusterDaemonTests {
         ]) }
         #expect(result.status != 0)
         #expect(result.output.contains("cannot join the cluster"), "\(result.output)")
+        let missing = "/nonexistent/coinwatch-\(UUID().uuidString).creds"
+        let unreadable = try await onOwnThread { try ServerProcess.run([
+            "--listen", "127.0.0.1:0", "--data", FileManager.default.temporaryDirectory.path + "/cw-cluster-\(UUID().uuidString)",
+            "--feed", "none", "--cluster", "nats://127.0.0.1:1", "--cluster-creds", missing,
+        ]) }
+        #expect(unreadable.status != 0)
+        #expect(unreadable.output.contains(
+            "cannot join the cluster: cannot read the NATS credentials file \(missing): No such file or directory"),
+            "\(unreadable.output)")
     }
 }

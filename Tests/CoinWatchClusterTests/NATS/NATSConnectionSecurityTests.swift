@@ -15,11 +15,11 @@ struct NATSConnectionSecurityTests {
     ) async throws -> ClusterError? {
         try await onOwnThread { () -> ClusterError? in
             var options = NATSConnection.Options(servers: [url])
-            options.connectTimeoutMs = 5_000
+            options.connectTimeoutMs = 10_000
             configure(&options)
             do throws(ClusterError) {
                 let connection = try NATSConnection(options: options, onEvent: { _ in })
-                try connection.flush(timeoutMs: 5_000)
+                try connection.flush(timeoutMs: 10_000)
                 connection.close()
                 return nil
             } catch {
@@ -69,9 +69,11 @@ struct NATSConnectionSecurityTests {
         let url = "tls://localhost:\(port)"
         let otherCA = try #require(try await Self.attempt(url) { $0.caFile = pki.otherCAFile })
         #expect(otherCA.message.contains("unable to get local issuer certificate"), "\(otherCA.message)")
-        #expect(try await Self.attempt(url) { _ in } != nil)
+        let noCA = try await Self.attempt(url) { _ in }
+        #expect(noCA?.message.contains("unable to get local issuer certificate") == true, "\(noCA?.message ?? "accepted")")
         // The server asks for TLS; a client given no TLS option still verifies what it gets.
-        #expect(try await Self.attempt("nats://localhost:\(port)") { _ in } != nil)
+        let plain = try await Self.attempt("nats://localhost:\(port)") { _ in }
+        #expect(plain?.message.contains("unable to get local issuer certificate") == true, "\(plain?.message ?? "accepted")")
 
         let wrongHost = try await server(pki.wrongHost)
         let wrongPort = try #require(wrongHost.urls.split(separator: ":").last)
@@ -102,12 +104,15 @@ struct NATSConnectionSecurityTests {
             $0.keyFile = pki.client.privateKeyFile
         }
         #expect(trusted == nil, "\(trusted?.message ?? "")")
-        #expect(try await Self.attempt(url) { $0.caFile = pki.caFile } != nil)
-        #expect(try await Self.attempt(url) {
+        let noCertificate = try await Self.attempt(url) { $0.caFile = pki.caFile }
+        // The server drops the handshake; the library then reports the broken connection, not a time-out.
+        #expect(Self.refusedByTheServer(noCertificate), "\(noCertificate?.message ?? "accepted")")
+        let untrusted = try await Self.attempt(url) {
             $0.caFile = pki.caFile
             $0.certificateFile = pki.untrustedClient.certificateFile
             $0.keyFile = pki.untrustedClient.privateKeyFile
-        } != nil)
+        }
+        #expect(Self.refusedByTheServer(untrusted), "\(untrusted?.message ?? "accepted")")
     }
 
     /// Operator mode (decentralised authentication): the node's credentials file, a user JWT and its NKey seed,
@@ -129,18 +134,30 @@ struct NATSConnectionSecurityTests {
         #expect(stored?.value == [7])
         let stranger = try #require(try await Self.attempt(url) { $0.credentialsFile = accounts.strangerCredentialsFile })
         #expect(stranger.message.contains("Authorization Violation"), "\(stranger.message)")
-        #expect(try await Self.attempt(url) { _ in } != nil)
+        let anonymous = try await Self.attempt(url) { _ in }
+        #expect(anonymous?.message.contains("Authorization Violation") == true, "\(anonymous?.message ?? "accepted")")
     }
 
+    /// A refusal that came from the server ending the connection, not from waiting out a time-out.
+    static func refusedByTheServer(_ error: ClusterError?) -> Bool {
+        guard let error else { return false }
+        return error.message.contains("cannot connect") && !error.message.contains("imeout")
+    }
+
+    /// Each file is named, before any server is tried: the credentials file by this wrapper (nats.c would read it
+    /// only when connecting, and then say only that no server was available), the TLS files by nats.c.
     @Test func unreadableCredentialFilesNameTheFile() async throws {
         let missing = "/nonexistent/coinwatch-\(UUID().uuidString)"
-        for configure: @Sendable (inout NATSConnection.Options) -> Void in [
-            { $0.credentialsFile = missing },
-            { $0.caFile = missing },
-            { $0.certificateFile = missing; $0.keyFile = missing + ".key" },
-        ] {
+        let cases: [(ClusterError.Code, String, @Sendable (inout NATSConnection.Options) -> Void)] = [
+            (.invalidArgument, "cannot read the NATS credentials file \(missing): No such file or directory",
+             { $0.credentialsFile = missing }),
+            (.failed, "reading the CA file \(missing)", { $0.caFile = missing }),
+            (.failed, "reading \(missing) and \(missing).key", { $0.certificateFile = missing; $0.keyFile = missing + ".key" }),
+        ]
+        for (code, text, configure) in cases {
             let error = try #require(try await Self.attempt("nats://127.0.0.1:1", configure))
-            #expect(error.message.contains(missing), "\(error.message)")
+            #expect(error.code == code, "\(error.message)")
+            #expect(error.message.hasPrefix(text), "\(error.message)")
         }
     }
 }
