@@ -27,7 +27,9 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     let jetStream: JetStream
     /// The alerts bucket, where the outbox's copy lives.
     let bucket: KeyValueBucket
-    let alerts: AlertService
+    /// Weak: the alert service relays through this object and so owns it (`AlertService.relay`); a strong
+    /// reference back would keep both, and the NATS connection, alive after everyone else let them go.
+    weak let alerts: AlertService?
     let logger: Logger
     /// What the publisher thread sends, in order: an alert or a delivery notice on the relay's subjects (core NATS),
     /// or an outbox entry to the bucket (JetStream, acknowledged asynchronously).
@@ -118,7 +120,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                 logger.warning("outbox of a taken shard not readable", ["shard": "\(shard)", "error": error.message])
             }
         }
-        if !restored.isEmpty { alerts.restoreOutbox(restored) }
+        if !restored.isEmpty { alerts?.restoreOutbox(restored) }
     }
 
     // MARK: Threads
@@ -162,10 +164,10 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
             }
             guard let message, let alert = try? V1.Alert(serializedBytes: message.data) else { continue }
             if message.subject.hasPrefix(ClusterLayout.deliveredPrefix) {
-                alerts.deliveredElsewhere(alert)
+                alerts?.deliveredElsewhere(alert)
             } else {
                 received.add(1, ordering: .relaxed)
-                alerts.deliverRelayed(alert)
+                alerts?.deliverRelayed(alert)
             }
         }
     }

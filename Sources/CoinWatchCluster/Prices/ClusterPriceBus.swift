@@ -53,7 +53,10 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     let connection: NATSConnection
     let jetStream: JetStream
     let lastPrices: KeyValueBucket
-    let hub: PriceHub
+    /// Weak: the hub routes its publishes through this bus and so owns it (`PriceHub.route`); a strong reference
+    /// back would keep both, and the NATS connection, alive after everyone else let them go. Once the hub is gone
+    /// there is nothing to deliver to.
+    weak let hub: PriceHub?
     let logger: Logger
     /// Ticks waiting for the publisher; past this many (NATS unreachable for long) the oldest are dropped.
     let queueLimit: Int
@@ -92,7 +95,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
         try connection.flush(timeoutMs: jetStream.waitMs)
         self.subscription = subscription
         loadSnapshot()
-        hub.route(through: self)
+        hub?.route(through: self)
         threadsDone.enter()
         threadsDone.enter()
         NamedThread.start(name: "cw-cluster-pub") { [self] in
@@ -212,7 +215,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
                 counters.undecodable += undecodable
                 counters.staleDropped += stale
             }
-            if !batch.isEmpty { hub.deliver(batch) }
+            if !batch.isEmpty { hub?.deliver(batch) }
             batch.removeAll(keepingCapacity: true)
         }
     }
@@ -248,6 +251,7 @@ final class ClusterPriceBus: PriceUpstream, @unchecked Sendable {
     /// that say a symbol the hub still has as fresh turned stale (a stale tick keeps the last price's time, so a
     /// node that was cut off while its symbol went stale learns it here).
     func loadSnapshot() {
+        guard let hub else { return }
         let entries: [KVEntry]
         do {
             entries = try lastPrices.entries()

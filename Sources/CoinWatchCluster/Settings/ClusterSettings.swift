@@ -22,7 +22,9 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
     // @unchecked Sendable: `consumer` is set once in `start` before the thread starts; the rest is immutable,
     // atomic or behind a Mutex.
     let bucket: KeyValueBucket
-    let store: SettingsStore
+    /// Weak: the store writes through this replicator and so owns it (`SettingsStore.replicate`); a strong
+    /// reference back would keep both, and the NATS connection, alive after everyone else let them go.
+    weak let store: SettingsStore?
     let logger: Logger
     /// Device (canonical id) → the revision this node's copy rests on.
     private let revisions = Mutex<[String: UInt64]>([:])
@@ -47,7 +49,7 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
         let consumer = try bucket.jetStream.orderedConsumer(
             stream: bucket.streamName, subject: bucket.subject(">"), startSequence: 0)
         self.consumer = consumer
-        store.replicate(through: self)
+        store?.replicate(through: self)
         // Catch up: everything up to the bucket's last revision when we subscribed (none when it is empty).
         let last = try bucket.jetStream.lastSequence(stream: bucket.streamName)
         if last > 0 {
@@ -100,7 +102,7 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
             logger.warning("a settings value that does not decode", ["device": device.rawValue])
             return
         }
-        if store.applyReplicated(device, settings, revision: message.streamSequence) {
+        if store?.applyReplicated(device, settings, revision: message.streamSequence) == true {
             applied.add(1, ordering: .relaxed)
         }
     }
