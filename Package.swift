@@ -101,6 +101,7 @@ let package = Package(
         ),
         .target(
             name: "CoinWatchMetrics",
+            dependencies: ["CoinWatchCore"],
             swiftSettings: hotPathSettings
         ),
         .target(
@@ -229,7 +230,7 @@ let package = Package(
             dependencies: [
                 "CoinWatchClient", "CoinWatchRPC", "CoinWatchProto", "CoinWatchModel", "CoinWatchAlertBench",
                 "CoinWatchCommandLine", "CoinWatchCore", "CoinWatchTLS", "CoinWatchHTTP", "CoinWatchCluster",
-                "CoinWatchFeeds",
+                "CoinWatchFeeds", "CoinWatchMetrics",
             ],
             swiftSettings: hotPathSettings
         ),

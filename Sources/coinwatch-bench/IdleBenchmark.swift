@@ -1,4 +1,5 @@
 import CoinWatchCommandLine
+import CoinWatchMetrics
 import CoinWatchRPC
 import Foundation
 
@@ -29,12 +30,9 @@ struct IdleBenchmark {
         return 0
     }
 
+    /// The resident memory of process `pid`, or a clear error when it cannot be read (the process is gone).
     static func residentBytes(pid: Int) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
-            throw BenchError("no VmRSS for process \(pid)")
-        }
-        return kib * 1024
+        guard let bytes = ProcessMetrics.residentBytes(pid: Int32(pid)) else { throw BenchError("no VmRSS for process \(pid)") }
+        return bytes
     }
 }

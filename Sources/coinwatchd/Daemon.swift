@@ -227,6 +227,7 @@ struct Daemon {
         let health = service.health
         registry.register(FeedMetrics { [health] in health.feedSourceStats })
         if let cluster { registry.register(cluster.metricsCollector) }
+        registry.register(ProcessMetrics())
         var configuration = HTTPServer.Configuration(metrics: registry, isServing: { health.isServing })
         configuration.cors = CORSPolicy(allowedOrigins: corsOrigins)
         _ = HTTPServer(rpc: server, configuration: configuration, logger: logger.labeled("http"))

@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// How many cores this process may really use: the smallest of the processors online, the CPUs in
 /// its affinity mask (`taskset`, a cpuset) and its cgroup v2 CPU quota rounded up.
 ///
@@ -32,10 +34,10 @@ public struct ProcessorBudget: Sendable, Equatable {
     /// The tightest `cpu.max` from this process's cgroup up to the root: a parent's quota binds its
     /// children. cgroup v1 (no `0::` line) is not read.
     static func currentQuota() -> Int? {
-        guard let membership = Sys.readSmallTextFile("/proc/self/cgroup"),
+        guard let membership = SmallTextFile.read("/proc/self/cgroup"),
               let path = unifiedCgroupPath(membership) else { return nil }
         return ancestors(of: path)
-            .compactMap { Sys.readSmallTextFile("/sys/fs/cgroup\($0 == "/" ? "" : $0)/cpu.max") }
+            .compactMap { SmallTextFile.read("/sys/fs/cgroup\($0 == "/" ? "" : $0)/cpu.max") }
             .compactMap(quotaCores(cpuMax:))
             .min()
     }

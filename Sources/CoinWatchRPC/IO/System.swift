@@ -293,28 +293,6 @@ enum Sys {
         let count = cw_sys_affinity_cpu_count()
         return count > 0 ? Int(count) : nil
     }
-
-    /// The text of a small file such as a cgroup setting (at most `limit` bytes are read), or nil if
-    /// it cannot be opened or read.
-    static func readSmallTextFile(_ path: String, limit: Int = 4096) -> String? {
-        // open(2): the fd is ours; the defer closes it on every path.
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var filled = 0
-        while filled < limit {
-            let (count, code) = bytes.withUnsafeMutableBytes { buffer in
-                let count = Glibc.read(fd, buffer.baseAddress! + filled, limit - filled)
-                return (count, count < 0 ? errno : 0)
-            }
-            if code == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            filled += count
-        }
-        return String(decoding: bytes[..<filled], as: UTF8.self)
-    }
 }
 
 /// A resolved TCP address (IPv4 or IPv6), stored as raw `sockaddr` bytes so it is `Sendable`.
