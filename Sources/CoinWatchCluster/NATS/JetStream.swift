@@ -34,9 +34,9 @@ final class JetStream: @unchecked Sendable {
     }
 
     /// The batch `publishAll` is waiting for: its messages by address (index in the batch) and their outcomes,
-    /// written by nats.c's reply thread, one signal per outcome. A message's address identifies it: the library
-    /// frees it only after its handler returned, so no later message can reuse the address while an earlier one's
-    /// late acknowledgement (after its batch gave up waiting) can still come; those are ignored.
+    /// written by nats.c's reply thread, one signal per outcome. A message's address identifies it: the handler
+    /// frees the message only after it looked the address up, so no later message can reuse the address while an
+    /// earlier one's late acknowledgement (after its batch gave up waiting) can still come; those are ignored.
     final class BatchAcks: Sendable {
         struct State {
             var waiting: [Int: Int] = [:]
@@ -52,7 +52,8 @@ final class JetStream: @unchecked Sendable {
         let counters = AsyncPublishCounters()
         self.counters = counters
         handle = try Self.context(connection, waitMs: waitMs, maxPendingAsync: maxPendingAsync, closure: counters) {
-            _, _, ack, error, closure in
+            _, message, ack, error, closure in
+            defer { natsMsg_Destroy(message) }
             guard let closure else { return }
             let counters = Unmanaged<AsyncPublishCounters>.fromOpaque(closure).takeUnretainedValue()
             if error != nil || ack == nil {
@@ -65,6 +66,7 @@ final class JetStream: @unchecked Sendable {
         self.batchAcks = batchAcks
         batchHandle = try Self.context(connection, waitMs: waitMs, maxPendingAsync: maxPendingAsync, closure: batchAcks) {
             _, message, ack, failure, closure in
+            defer { natsMsg_Destroy(message) }
             guard let closure, let message else { return }
             let acks = Unmanaged<BatchAcks>.fromOpaque(closure).takeUnretainedValue()
             let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? "?"
@@ -87,9 +89,11 @@ final class JetStream: @unchecked Sendable {
 
     /// A JetStream context whose asynchronous publishes report to `handler` with `closure`: "invoked for every
     /// asynchronous published message, either as a positive result, or with the error encountered when publishing
-    /// that message" (jsOptions.PublishAsync.AckHandler), on the library's reply thread; "the library will destroy
-    /// the message" when it returns, so a handler only records. `closure` is retained for the context's life,
-    /// like the connection's event box: released never (one per context).
+    /// that message" (jsOptions.PublishAsync.AckHandler), on the library's reply thread. The handler owns the
+    /// message it is given: "The user is responsible for destroying the message ... it is recommended to always
+    /// call natsMsg_Destroy at the end of the function" (jsPubAckHandler); the library sets its own pointer to NULL
+    /// after the call, so a handler that only records leaks every published message. `closure` is retained for the
+    /// context's life, like the connection's event box: released never (one per context).
     private static func context(
         _ connection: NATSConnection, waitMs: Int64, maxPendingAsync: Int64, closure: AnyObject, handler: jsPubAckHandler
     ) throws(ClusterError) -> OpaquePointer {
