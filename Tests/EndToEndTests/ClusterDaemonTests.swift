@@ -323,7 +323,8 @@ struct ClusterDaemonTests {
     /// 1,000 ticks/s grew by 2 GB an hour. After a warm-up, 60,000 more ticks (about 36 MB then) must leave the
     /// node's resident memory within a bound that the library's own buffers and the pending acknowledgements
     /// (at most 4,096 messages) stay far below.
-    @Test func aNodePublishingTicksKeepsItsMemory() async throws {
+    @Test(.disabled(if: BuiltProducts.areInstrumented, "a sanitizer's quarantine keeps freed memory resident"))
+    func aNodePublishingTicksKeepsItsMemory() async throws {
         let nats = try await NATSCluster.start(servers: 1)
         let node = try await Self.startNode(nats, "a")
         defer { node.crash() }
