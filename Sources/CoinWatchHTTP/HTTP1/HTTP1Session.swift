@@ -207,7 +207,7 @@ final class HTTP1Session {
     /// because input came since, or a request is still being answered, it re-arms itself.
     private func scheduleIdle() {
         guard idleTimer == nil else { return }
-        let timeout = server.rpc.configuration.idleTimeout
+        let timeout = server.rpcConfiguration.idleTimeout
         guard timeout > .zero else { return }
         let timeoutNanos = timeout.inNanoseconds
         let remaining = max(Int64(1_000_000), lastActivityNanos + timeoutNanos - MonotonicClock.nanoseconds())
@@ -247,7 +247,7 @@ final class HTTP1Session {
             // A client that stops reading a stream holds its output at the high watermark; past the slow
             // consumer timeout the connection closes, as a native one does.
             guard slowConsumerTimer == nil else { return }
-            let timeout = server.rpc.configuration.slowConsumerTimeout
+            let timeout = server.rpcConfiguration.slowConsumerTimeout
             slowConsumerTimer = connection.eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 slowConsumerTimer = nil
                 guard !connection.isWritable, !closing else { return }

@@ -185,7 +185,7 @@ final class HTTP2Connection: EventLoopFlushHook {
             }
             flush()
         } else if slowConsumerTimer == nil {
-            let timeout = server.rpc.configuration.slowConsumerTimeout
+            let timeout = server.rpcConfiguration.slowConsumerTimeout
             slowConsumerTimer = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 slowConsumerTimer = nil
                 guard !connection.isWritable, !isClosed else { return }
@@ -243,7 +243,7 @@ final class HTTP2Connection: EventLoopFlushHook {
 
     /// Closes a connection that has had no stream and no input for the idle timeout.
     func scheduleIdleCheck() {
-        let timeout = server.rpc.configuration.idleTimeout
+        let timeout = server.rpcConfiguration.idleTimeout
         guard timeout > .zero else { return }
         let timeoutNanos = timeout.inNanoseconds
         let remaining = max(Int64(1_000_000), lastInputNanos + timeoutNanos - MonotonicClock.nanoseconds())

@@ -129,7 +129,7 @@ package final class HTTPConnectionHandler: ByteStreamDelegate, ServedConnection 
 
     package func connectionClosed(_ connection: Connection, error: IOError?) {
         endEngine()
-        server.rpc.connectionClosed(self)
+        server.rpc?.connectionClosed(self)
     }
 
     package func beginDrain() {

@@ -65,7 +65,12 @@ public final class HTTPServer: Sendable {
     static let grpcTransportName = "grpc"
 
     public let configuration: Configuration
-    let rpc: RPCServer
+    /// Weak: the RPC server keeps this one as its handler of other protocols (`serveOtherProtocols`), so it owns
+    /// it; a strong reference back would keep both, their event loops and their dispatcher alive once everyone
+    /// else let them go. Its settings are copied (`rpcConfiguration`) for the connections to read.
+    weak let rpc: RPCServer?
+    /// The RPC server's configuration: the frame limit, watermarks and timeouts HTTP connections share with it.
+    let rpcConfiguration: RPCServer.Configuration
     let dispatcher: CallDispatcher
     let grpc: CallTransport
     let connect: CallTransport
@@ -79,6 +84,7 @@ public final class HTTPServer: Sendable {
     public init(rpc: RPCServer, configuration: Configuration, logger: Logger = .disabled) {
         self.configuration = configuration
         self.rpc = rpc
+        self.rpcConfiguration = rpc.configuration
         self.dispatcher = rpc.dispatcher
         self.logger = logger
         grpc = dispatcher.transport(Self.grpcTransportName)
@@ -86,7 +92,7 @@ public final class HTTPServer: Sendable {
         http1Connections = dispatcher.connections("http1")
         http2Connections = dispatcher.connections("http2")
         endpoints = OperatorEndpoints(metrics: configuration.metrics, isServing: configuration.isServing,
-                                      isShuttingDown: { [rpc] in rpc.isShuttingDown })
+                                      isShuttingDown: { [weak rpc] in rpc?.isShuttingDown ?? true })
         rpc.serveOtherProtocols(self)
     }
 }
@@ -97,14 +103,14 @@ extension HTTPServer {
     /// connection must not be started; it is tracked by the RPC server like its own (limit, drain).
     package func serve(_ connection: Connection, peer: String, protocol: HTTPConnectionHandler.WireProtocol) {
         let handler = HTTPConnectionHandler(connection: connection, server: self, peer: peer, protocol: `protocol`)
-        guard rpc.adopt(handler) else {
+        guard let rpc, rpc.adopt(handler) else {
             handler.abandon()
             connection.close()
             return
         }
         connection.start(streamDelegate: handler, options: ConnectionOptions(
-            maxFrameBytes: rpc.configuration.maxFrameBytes, highWatermark: rpc.configuration.highWatermark,
-            lowWatermark: rpc.configuration.lowWatermark))
+            maxFrameBytes: rpcConfiguration.maxFrameBytes, highWatermark: rpcConfiguration.highWatermark,
+            lowWatermark: rpcConfiguration.lowWatermark))
     }
 }
 

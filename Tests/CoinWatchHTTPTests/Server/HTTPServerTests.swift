@@ -77,6 +77,35 @@ struct HTTPServerTests {
         return responses
     }
 
+    /// The RPC server keeps the HTTP server as its handler of other protocols; were the reference back strong, the
+    /// pair, their event loops and dispatcher would live as long as the process.
+    @Test("a server that stopped, and the HTTP server on its port, are let go once nobody holds them")
+    func aStoppedServerIsLetGo() async throws {
+        weak var server: RPCServer?
+        weak var http: HTTPServer?
+        do {
+            let running = try Running()
+            let port = running.server.port
+            let answer = try await onOwnThread { () throws -> String in
+                let client = try RawClient(port: port)
+                defer { client.close() }
+                client.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                return String(decoding: client.readToEnd(), as: UTF8.self)
+            }
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            await running.server.shutdownGracefully()
+            server = running.server
+            http = running.http
+        }
+        // A loop's thread may still be returning from the closure that holds its loop.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while server != nil || http != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(server == nil)
+        #expect(http == nil)
+    }
+
     @Test("pipelined HTTP/1.1 requests are answered in order on one keep-alive connection")
     func pipelining() async throws {
         let running = try Running()
