@@ -61,8 +61,9 @@ final class FuzzHTTP2Server: Sendable {
         let (client, serverFD) = ClientSocket.pair()
         defer { client.close() }
         let http = self.http
+        let loop = self.loop
         loop.execute {
-            http.serve(Connection(adopting: serverFD, on: http.rpc.eventLoops[0]), peer: "fuzz", protocol: .http2)
+            http.serve(Connection(adopting: serverFD, on: loop), peer: "fuzz", protocol: .http2)
         }
         let output = stream.withUnsafeBytes { client.exchange($0, maxOutput: 64 << 20, timeoutMilliseconds: 20_000) }
         guard output != nil else {
