@@ -1,4 +1,5 @@
 import CoinWatchRPC
+import CoinWatchMetrics
 import Glibc
 import Synchronization
 import Testing
@@ -128,16 +129,7 @@ func connectStarted(host: String = "127.0.0.1", port: Int, on loop: EventLoop,
     return connection
 }
 
-/// Resident set size of this process, from /proc/self/statm.
+/// Resident set size of this process (what `/metrics` reports as `process_resident_memory_bytes`).
 func residentBytes() -> Int {
-    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
-    defer { fclose(file) }
-    var size = 0
-    var resident = 0
-    guard withUnsafeMutablePointer(to: &size, { sizePointer in
-        withUnsafeMutablePointer(to: &resident) { residentPointer in
-            withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) }
-        }
-    }) == 2 else { return 0 }
-    return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+    ProcessMetrics.residentBytes() ?? 0
 }
