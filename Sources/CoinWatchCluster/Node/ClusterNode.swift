@@ -69,9 +69,11 @@ public final class ClusterNode: @unchecked Sendable {
         options.caFile = configuration.caFile
         options.certificateFile = configuration.certificateFile
         options.keyFile = configuration.keyFile
-        connection = try NATSConnection(options: options) { event in
+        // Weak: the connection's event box outlives the node (nats.c may call back after the connection is
+        // destroyed), and would otherwise keep the inbox, its semaphore and any queued events for good.
+        connection = try NATSConnection(options: options) { [weak inbox] event in
             // A library thread: queue the event for the control thread, nothing else.
-            inbox.post(event)
+            inbox?.post(event)
         }
         jetStream = try JetStream(connection: connection)
         let replicas = configuration.replicas
