@@ -5,17 +5,6 @@ import Synchronization
 import Glibc
 #endif
 
-extension BuiltProducts {
-    /// Whether the built executables run under a sanitizer: scripts/sanitize sets its options for the run, and the
-    /// executables it builds are instrumented. Their memory then says nothing about the program's own (freed blocks
-    /// wait in AddressSanitizer's quarantine, ThreadSanitizer keeps shadow memory), so tests that measure a server's
-    /// resident memory do not run there; LeakSanitizer checks those runs instead.
-    public static var areInstrumented: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["ASAN_OPTIONS"] != nil || environment["TSAN_OPTIONS"] != nil
-    }
-}
-
 /// Where the package's built executables are, for tests that run them as users do.
 ///
 /// Tests run inside the test bundle, which SwiftPM puts next to the executables in
@@ -61,6 +50,17 @@ public enum BuiltProducts {
 }
 
 /// Why a server process could not be started.
+extension BuiltProducts {
+    /// Whether the built executables run under a sanitizer: scripts/sanitize sets its options for the run, and the
+    /// executables it builds are instrumented. Their memory then says nothing about the program's own (freed blocks
+    /// wait in AddressSanitizer's quarantine, ThreadSanitizer keeps shadow memory), so tests that measure a server's
+    /// resident memory do not run there; LeakSanitizer checks those runs instead.
+    public static var areInstrumented: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["ASAN_OPTIONS"] != nil || environment["TSAN_OPTIONS"] != nil
+    }
+}
+
 public struct ServerProcessError: Error, CustomStringConvertible, Sendable {
     public var message: String
 
