@@ -13,6 +13,12 @@ public struct DeviceID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// Validates and normalises `text`.
     public init(validating text: String, field: String = "device_id") throws(ValidationError) {
+        // Most ids arrive canonical already (every id that is not UUID-shaped is): keep the caller's string.
+        let isCanonical = text.utf8.withContiguousStorageIfAvailable { Self.isCanonical(utf8: UnsafeRawBufferPointer($0)) }
+        if isCanonical == true {
+            self.rawValue = text
+            return
+        }
         let bytes = Array(text.utf8)
         guard !bytes.isEmpty, bytes.count <= Self.maxLength else {
             throw ValidationError(field: field, rule: Self.rule + " (got \(text.count) characters)")

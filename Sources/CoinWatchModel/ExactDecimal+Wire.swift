@@ -11,9 +11,9 @@ extension ExactDecimal {
 
     /// The wire value as an exact decimal, or the error for the request field `field` (`ticks[3].price`) when its
     /// scale is outside 0...18.
-    public init(validating wire: V1.Decimal, field: String) throws(ValidationError) {
+    public init(validating wire: V1.Decimal, field: @autoclosure () -> String) throws(ValidationError) {
         guard let value = ExactDecimal(wire) else {
-            throw ValidationError(field: field, rule: "scale must be 0–\(ExactDecimal.maxScale) (got \(wire.scale))")
+            throw ValidationError(field: field(), rule: "scale must be 0–\(ExactDecimal.maxScale) (got \(wire.scale))")
         }
         self = value
     }

@@ -9,6 +9,11 @@ public struct Symbol: Sendable, Hashable, Comparable, CustomStringConvertible {
     static let rule = "must be 2–10 characters of A-Z 0-9"
 
     public init(validating text: String, field: String = "symbol") throws(ValidationError) {
+        // Nearly every symbol arrives canonical already: keep the caller's string rather than building another.
+        if Self.isCanonical(text) {
+            self.rawValue = text
+            return
+        }
         var out = [UInt8]()
         out.reserveCapacity(10)
         for byte in text.utf8 {
@@ -26,6 +31,16 @@ public struct Symbol: Sendable, Hashable, Comparable, CustomStringConvertible {
             throw ValidationError(field: field, rule: Self.rule + " (got '\(text)')")
         }
         self.rawValue = String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether `text` is 2–10 characters of `A-Z 0-9`, that is, a symbol's own spelling.
+    private static func isCanonical(_ text: String) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            guard byte &- UInt8(ascii: "A") < 26 || byte &- UInt8(ascii: "0") < 10, count < 10 else { return false }
+            count += 1
+        }
+        return count >= 2
     }
 
     public var description: String { rawValue }

@@ -68,28 +68,27 @@ enum WireValidator {
                     reversedPath: [field.name]
                 )
             }
-            let fieldName = field?.name ?? "<field \(number)>"
             switch wireType {
             case 0:
                 guard readVarint(bytes, &index, end) != nil else {
-                    throw Failure(code: .malformed, detail: "truncated or overlong varint", reversedPath: [fieldName])
+                    throw Failure(code: .malformed, detail: "truncated or overlong varint", reversedPath: [name(field, number)])
                 }
             case 1, 5:
                 let width = wireType == 1 ? 8 : 4
                 guard end - index >= width else {
                     throw Failure(
-                        code: .malformed, detail: "needs \(width) bytes, \(end - index) left", reversedPath: [fieldName]
+                        code: .malformed, detail: "needs \(width) bytes, \(end - index) left", reversedPath: [name(field, number)]
                     )
                 }
                 index += width
             case 2:
                 guard let length = readVarint(bytes, &index, end) else {
-                    throw Failure(code: .malformed, detail: "truncated length prefix", reversedPath: [fieldName])
+                    throw Failure(code: .malformed, detail: "truncated length prefix", reversedPath: [name(field, number)])
                 }
                 guard length <= UInt64(end - index) else {
                     throw Failure(
                         code: .malformed, detail: "length \(length) exceeds the \(end - index) bytes left",
-                        reversedPath: [fieldName]
+                        reversedPath: [name(field, number)]
                     )
                 }
                 let bodyStart = index
@@ -120,10 +119,15 @@ enum WireValidator {
             default:
                 throw Failure(
                     code: .malformed, detail: "unsupported wire type \(wireType) at byte \(tagOffset)",
-                    reversedPath: [fieldName]
+                    reversedPath: [name(field, number)]
                 )
             }
         }
+    }
+
+    /// A field's name for an error; built only when one is thrown, since the walk runs on every request.
+    private static func name(_ field: WireSchema.Field?, _ number: UInt32) -> String {
+        field?.name ?? "<field \(number)>"
     }
 
     /// Reads a base-128 varint of at most 10 bytes ending before `end`; nil when it does not.

@@ -69,12 +69,17 @@ struct DeviceIDCanonicalTests {
 
 @Suite("Symbol")
 struct SymbolTests {
-    @Test("lowercase is upper-cased", arguments: [("btc", "BTC"), ("Eth", "ETH"), ("1INCH", "1INCH"), ("ab", "AB")])
+    @Test("lowercase is upper-cased", arguments: [
+        ("btc", "BTC"), ("Eth", "ETH"), ("1INCH", "1INCH"), ("ab", "AB"), ("BTC", "BTC"), ("ABCDEFGHIJ", "ABCDEFGHIJ"),
+        ("abcdefghij", "ABCDEFGHIJ"),
+    ])
     func normalises(text: String, expected: String) throws {
         #expect(try Symbol(validating: text).rawValue == expected)
     }
 
-    @Test("invalid symbols are refused", arguments: ["", "B", "BTC-USD", "ABCDEFGHIJK", "BTC ", "ΒTC"])
+    @Test("invalid symbols are refused", arguments: [
+        "", "B", "b", "BTC-USD", "ABCDEFGHIJK", "abcdefghijk", "ABCDEFGHIJKLMNOPQRSTU", "BTC ", "ΒTC", "BT\u{0}",
+    ])
     func invalid(text: String) throws {
         let error = try #require(throws: ValidationError.self) { try Symbol(validating: text, field: "symbols[0]") }
         #expect(error.description.hasPrefix("symbols[0]: must be 2–10 characters of A-Z 0-9"))
