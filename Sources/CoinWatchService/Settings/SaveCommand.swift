@@ -86,12 +86,15 @@ struct SaveCommand: Sendable {
     }
 
     /// Checks a rule and puts it in the stored form: each side canonical (smallest scale) or absent when off, and
-    /// `nil` when both sides are off, since "0 = off" and an all-off rule alerts on nothing.
-    static func normalise(_ rule: V1.AlertRule, field: String) throws(ValidationError) -> V1.AlertRule? {
-        let below = try threshold(rule.below, field: field + ".below")
-        let above = try threshold(rule.above, field: field + ".above")
+    /// `nil` when both sides are off, since "0 = off" and an all-off rule alerts on nothing. `field` names the rule
+    /// in an error; it is built only then, since this runs for every rule of every save.
+    static func normalise(
+        _ rule: V1.AlertRule, field: @autoclosure () -> String
+    ) throws(ValidationError) -> V1.AlertRule? {
+        let below = try threshold(rule.below, field: field() + ".below")
+        let above = try threshold(rule.above, field: field() + ".above")
         if let below, let above, below >= above {
-            throw ValidationError(field: field, rule: "below (\(below)) must be less than above (\(above))")
+            throw ValidationError(field: field(), rule: "below (\(below)) must be less than above (\(above))")
         }
         guard below != nil || above != nil else {
             return nil
@@ -100,13 +103,15 @@ struct SaveCommand: Sendable {
     }
 
     /// One side of a rule as an exact decimal; `nil` when it is off (absent or zero).
-    private static func threshold(_ value: V1.Decimal?, field: String) throws(ValidationError) -> ExactDecimal? {
+    private static func threshold(
+        _ value: V1.Decimal?, field: @autoclosure () -> String
+    ) throws(ValidationError) -> ExactDecimal? {
         guard let value else {
             return nil
         }
-        let decimal = try ExactDecimal(validating: value, field: field)
+        let decimal = try ExactDecimal(validating: value, field: field())
         guard !decimal.isNegative else {
-            throw ValidationError(field: field, rule: "must not be negative (got \(decimal))")
+            throw ValidationError(field: field(), rule: "must not be negative (got \(decimal))")
         }
         return decimal.isZero ? nil : decimal
     }

@@ -5,30 +5,32 @@ import CoinWatchProto
 /// can tell will not fire as things stand. Today that is a rule for a symbol the server has never priced (a typo
 /// such as BTCC, or a symbol no feed carries): stored as asked, but said so, since nothing else would show it.
 enum SaveWarnings {
-    /// One warning per symbol `request` gives a rule (not an all-off one, which removes the symbol) for which
-    /// `isPriced` says no price was ever seen, in symbol order. Keys that are not valid symbols are left to the
-    /// save's validation.
-    static func unpriced(in request: V1.SaveSettingsRequest, isPriced: (Symbol) -> Bool) -> [String] {
+    /// One warning per symbol `command` gives a rule (not an all-off one, which removes the symbol) for which
+    /// `isPriced` says no price was ever seen, in symbol order.
+    static func unpriced(in command: SaveCommand, isPriced: (Symbol) -> Bool) -> [String] {
         var symbols: [Symbol] = []
-        for (key, rule) in request.setRules where isOn(rule.below) || isOn(rule.above) {
+        for (key, rule) in command.setRules where rule != nil {
+            // The command's symbols are validated and canonical, and each is named once.
             guard let symbol = try? Symbol(validating: key), !isPriced(symbol) else { continue }
             symbols.append(symbol)
         }
-        return Set(symbols).sorted().map {
+        return symbols.sorted().map {
             "no price has been seen for \($0) on this server; its rule cannot fire until a feed or PublishPrices prices it"
         }
     }
 
     /// `response` (an encoded `SaveSettingsResponse`) with `warnings` appended as field 2: protobuf reads
-    /// concatenated encodings as one message, so the writer's pre-encoded answer is kept as it is.
+    /// concatenated encodings as one message, so the writer's pre-encoded answer is kept as it is. Each is written
+    /// as the field's tag, its length and its UTF-8, which is how protobuf encodes a string.
     static func appending(_ warnings: [String], to response: [UInt8]) -> [UInt8] {
         guard !warnings.isEmpty else { return response }
-        return response + V1.SaveSettingsResponse(warnings: warnings).serializedBytes()
-    }
-
-    /// Whether a wire threshold is set (present and not zero, which is "off").
-    private static func isOn(_ threshold: V1.Decimal?) -> Bool {
-        guard let threshold else { return false }
-        return threshold.mantissa != 0
+        var extended = response
+        extended.reserveCapacity(response.count + warnings.reduce(0) { $0 + 3 + $1.utf8.count })
+        for warning in warnings {
+            extended.append(0x12)
+            Varint.append(UInt64(warning.utf8.count), to: &extended)
+            extended.append(contentsOf: warning.utf8)
+        }
+        return extended
     }
 }

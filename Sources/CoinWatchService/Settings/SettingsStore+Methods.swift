@@ -19,7 +19,7 @@ extension SettingsStore {
                 try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, context, responder in
-                let warnings = SaveWarnings.unpriced(in: request, isPriced: isPriced)
+                let validated = Result { () throws(RPCError) in try SaveCommand(validating: request) }
                 let claim: DeviceClaim?
                 do throws(RPCError) {
                     // An invalid id is reported by the save's own validation, with the others.
@@ -31,7 +31,18 @@ extension SettingsStore {
                     responder.fail(error)
                     return
                 }
-                self.submitSave(request, attaching: claim.map { ($0.recordKey, $0.recordValue) }) { result in
+                var command: SaveCommand
+                switch validated {
+                case .success(let valid):
+                    command = valid
+                case .failure(let error):
+                    if let claim { claims?.credentials.finishClaim(claim, stored: false) }
+                    responder.fail(error)
+                    return
+                }
+                let warnings = SaveWarnings.unpriced(in: command, isPriced: isPriced)
+                command.attachedWrite = claim.map { ($0.recordKey, $0.recordValue) }
+                self.submitSave(command) { result in
                     switch result {
                     case .success(let saved):
                         var response = SaveWarnings.appending(warnings, to: saved.encodedResponse)

@@ -19,23 +19,19 @@ extension SettingsStore {
         _ request: V1.SaveSettingsRequest,
         completion: @escaping @Sendable (Result<V1.Settings, RPCError>) -> Void
     ) {
-        submitSave(request) { completion($0.map(\.settings)) }
-    }
-
-    /// `save(_:completion:)` for the RPC method, whose answer is the response the writer encoded.
-    func submitSave(
-        _ request: V1.SaveSettingsRequest,
-        attaching attachedWrite: (key: [UInt8], value: [UInt8])? = nil,
-        completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void
-    ) {
-        var command: SaveCommand
+        let command: SaveCommand
         do {
             command = try SaveCommand(validating: request)
         } catch {
             completion(.failure(error))
             return
         }
-        command.attachedWrite = attachedWrite
+        submitSave(command) { completion($0.map(\.settings)) }
+    }
+
+    /// Queues a validated save; the RPC method's answer is the response the writer encoded. When the store is
+    /// shutting down or the queue is full, `completion` runs on the calling thread before this returns.
+    func submitSave(_ command: SaveCommand, completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void) {
         if let rejection = queue.enqueue(.save(command, completion: completion)) {
             completion(.failure(rejection))
         }

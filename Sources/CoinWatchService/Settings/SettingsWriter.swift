@@ -127,6 +127,7 @@ final class SettingsWriter: Sendable {
         let replicator = self.replicator.withLock { $0 }
         // Canonical device id → its state after this round's requests so far (`.some(nil)`: deleted).
         var staged: [String: V1.Settings?] = [:]
+        staged.reserveCapacity(requests.count)
         var outcomes = [SettingsRound.Outcome?](repeating: nil, count: requests.count)
         var changes: [SettingsChange] = []
         var attachedWrites: [(key: [UInt8], value: [UInt8])] = []
@@ -150,13 +151,15 @@ final class SettingsWriter: Sendable {
         while !local.isEmpty {
             attempt += 1
             var attemptStaged: [String: V1.Settings?] = [:]
+            attemptStaged.reserveCapacity(local.count)
             var attemptChanges: [(key: String, change: SettingsChange)] = []
             // Writes a save carries with it (a device's first secret), kept only if the save stands.
             var attemptAttached: [(key: String, write: (key: [UInt8], value: [UInt8]))] = []
+            // Canonical id → device, for the replicator only (cluster mode).
             var devices: [String: DeviceID] = [:]
             for index in local {
                 let key = requests[index].device.rawValue
-                devices[key] = requests[index].device
+                if replicator != nil { devices[key] = requests[index].device }
                 let current = attemptStaged[key] ?? latest(key, staged, rounds)
                 switch requests[index] {
                 case .save(let command, _):
@@ -382,7 +385,7 @@ final class SettingsWriter: Sendable {
         }
         // Each device's record is the state after its last save in the round: that save's answer can wrap it.
         var ownedRecords = [[UInt8]?](repeating: nil, count: requests.count)
-        var recordClaimed = Set<String>()
+        var recordClaimed = Set<String>(minimumCapacity: requests.count)
         for index in requests.indices.reversed() {
             if case .save(let command, _) = requests[index], case .saved = outcomes[index],
                 recordClaimed.insert(command.device.rawValue).inserted

@@ -9,21 +9,23 @@ struct SaveWarningsTests {
         V1.AlertRule(below: below.map { V1.Decimal(mantissa: $0) }, above: above.map { V1.Decimal(mantissa: $0) })
     }
 
-    @Test("a rule for a symbol never priced is warned about, once, by its canonical name; an off rule is not")
+    @Test("a rule for a symbol never priced is warned about by its canonical name, in symbol order; an off rule is not")
     func unpriced() throws {
         var request = V1.SaveSettingsRequest(deviceID: "phone-1")
         request.setRules["btc"] = Self.rule(below: 1)
         request.setRules["btcc"] = Self.rule(above: 2)
         request.setRules["NOTACOIN"] = Self.rule(below: 1, above: 5)
         request.setRules["OFFCOIN"] = Self.rule(below: 0)
-        request.setRules["?"] = Self.rule(below: 1)
+        request.setRules["ETH"] = Self.rule(below: 1)
+        let command = try SaveCommand(validating: request)
         let priced: Set<String> = ["BTC"]
-        let warnings = SaveWarnings.unpriced(in: request) { priced.contains($0.rawValue) }
+        let warnings = SaveWarnings.unpriced(in: command) { priced.contains($0.rawValue) }
         #expect(warnings == [
             "no price has been seen for BTCC on this server; its rule cannot fire until a feed or PublishPrices prices it",
+            "no price has been seen for ETH on this server; its rule cannot fire until a feed or PublishPrices prices it",
             "no price has been seen for NOTACOIN on this server; its rule cannot fire until a feed or PublishPrices prices it",
         ])
-        #expect(SaveWarnings.unpriced(in: request) { _ in true }.isEmpty)
+        #expect(SaveWarnings.unpriced(in: command) { _ in true }.isEmpty)
     }
 
     @Test("warnings appended to an encoded answer decode with its settings")
@@ -31,8 +33,10 @@ struct SaveWarningsTests {
         let settings = V1.Settings(deviceID: "phone-1", rules: ["BTCC": Self.rule(above: 2)], version: 3)
         let encoded = V1.SaveSettingsResponse(settings: settings).serializedBytes()
         #expect(SaveWarnings.appending([], to: encoded) == encoded)
-        let response = try V1.SaveSettingsResponse(serializedBytes: SaveWarnings.appending(["a", "b"], to: encoded))
+        // One warning longer than 127 bytes, whose length takes two bytes.
+        let long = String(repeating: "é", count: 100)
+        let response = try V1.SaveSettingsResponse(serializedBytes: SaveWarnings.appending(["a", long], to: encoded))
         #expect(response.settings == settings)
-        #expect(response.warnings == ["a", "b"])
+        #expect(response.warnings == ["a", long])
     }
 }

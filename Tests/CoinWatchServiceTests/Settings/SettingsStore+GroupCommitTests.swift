@@ -48,7 +48,7 @@ struct SettingsStoreGroupCommitTests {
             store.pauseWriter()
             for (device, below) in [("phone-1", "1"), ("phone-2", "5"), ("phone-1", "2")] {
                 log.expectOne()
-                store.submitSave(.init(deviceID: device, setRules: ["BTC": rule(below: below)])) { log.record($0) }
+                store.submitSave(try SaveCommand(validating: .init(deviceID: device, setRules: ["BTC": rule(below: below)]))) { log.record($0) }
             }
             store.resumeWriter()
             let saved = try log.waitForAll().map { try $0.get() }
@@ -67,11 +67,11 @@ struct SettingsStoreGroupCommitTests {
             let deletes = CompletionLog<Result<Bool, RPCError>>()
             store.pauseWriter()
             saves.expectOne()
-            store.submitSave(.init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")])) { saves.record($0) }
+            store.submitSave(try SaveCommand(validating: .init(deviceID: "phone-1", setRules: ["BTC": rule(below: "1")]))) { saves.record($0) }
             deletes.expectOne()
             store.delete(.init(deviceID: "phone-1")) { deletes.record($0) }
             saves.expectOne()
-            store.submitSave(.init(deviceID: "phone-1", setRules: ["ETH": rule(below: "2")])) { saves.record($0) }
+            store.submitSave(try SaveCommand(validating: .init(deviceID: "phone-1", setRules: ["ETH": rule(below: "2")]))) { saves.record($0) }
             store.resumeWriter()
             let saved = try saves.waitForAll().map { try $0.get() }
             #expect(try deletes.waitForAll().map { try $0.get() } == [true])
