@@ -15,7 +15,7 @@ enum SaveWarnings {
             symbols.append(symbol)
         }
         return symbols.sorted().map {
-            "no price has been seen for \($0) on this server; its rule cannot fire until a feed or PublishPrices prices it"
+            "no price has been seen for \($0.rawValue) on this server; its rule cannot fire until a feed or PublishPrices prices it"
         }
     }
 
