@@ -40,7 +40,8 @@ package final class ConnectCallSink: CallSink, @unchecked Sendable {
             return sink
         }
         let context = dispatcher.context(index, metadata: metadata, timeoutNanos: plan.timeoutNanos, peer: peer,
-                                         authToken: metadata["authorization"] ?? "", transport: transport.name)
+                                         authToken: metadata["authorization"] ?? "", transport: transport.name,
+                                         eventLoop: eventLoop)
         sink.call = request.withUnsafeBytes { payload in
             dispatcher.start(index, id: 1, context: context, timeoutNanos: plan.timeoutNanos, payload: payload, sink: sink,
                              eventLoop: eventLoop, metrics: transport.metrics(for: eventLoop))

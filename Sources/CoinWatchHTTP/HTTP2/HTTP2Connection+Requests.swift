@@ -78,7 +78,8 @@ extension HTTP2Connection {
         }
         let timeoutNanos = stream.timeout.flatMap(GRPCWire.timeoutNanos) ?? 0
         let context = server.dispatcher.context(index, metadata: stream.metadata, timeoutNanos: timeoutNanos, peer: peer,
-                                                authToken: "", transport: HTTPServer.grpcTransportName)
+                                                authToken: "", transport: HTTPServer.grpcTransportName,
+                                                eventLoop: eventLoop)
         let call = bytes.withUnsafeBytes { payload in
             server.dispatcher.start(index, id: UInt64(id), context: context, timeoutNanos: timeoutNanos, payload: payload,
                                     sink: self, eventLoop: eventLoop, metrics: metrics)

@@ -115,14 +115,14 @@ package final class CallDispatcher: Sendable {
     @inline(never)
     package func context(
         _ index: Int, metadata: [String: String], timeoutNanos: Int64, peer: String, authToken: String, transport: String,
-        peerIdentity: String = ""
+        peerIdentity: String = "", eventLoop: EventLoop
     ) -> ServerContext {
         var deadline: ContinuousClock.Instant?
         if timeoutNanos > 0 {
             deadline = .now + .nanoseconds(timeoutNanos)
         }
         return ServerContext(method: methods[index].path, metadata: metadata, deadline: deadline, peer: peer,
-                             authToken: authToken, transport: transport, peerIdentity: peerIdentity)
+                             authToken: authToken, transport: transport, peerIdentity: peerIdentity, eventLoop: eventLoop)
     }
 
     // MARK: Calls

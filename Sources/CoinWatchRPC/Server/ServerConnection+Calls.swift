@@ -45,7 +45,7 @@ extension ServerConnection {
         let timeoutNanos = overflow ? Int64.max : nanos
         let context = dispatcher.context(index, metadata: metadata, timeoutNanos: timeoutNanos, peer: peer,
                                          authToken: authToken, transport: ServerShared.nativeTransportName,
-                                         peerIdentity: peerIdentity)
+                                         peerIdentity: peerIdentity, eventLoop: eventLoop)
         let call = dispatcher.start(
             index, id: id, context: context, timeoutNanos: timeoutNanos, payload: payload, sink: self,
             frameOutput: connection, eventLoop: eventLoop, metrics: metrics)
@@ -68,8 +68,9 @@ extension ServerConnection {
         if let method = inlineMethods[index] { return method }
         let method = dispatcher.methods[index]
         guard case .inline(let handler) = method.kind else { return nil }
-        let context = ServerContext(method: method.path, peer: peer, authToken: authToken,
-                                    transport: ServerShared.nativeTransportName, peerIdentity: peerIdentity)
+        let context = ServerContext(method: method.path, metadata: [:], deadline: nil, peer: peer, authToken: authToken,
+                                    transport: ServerShared.nativeTransportName, peerIdentity: peerIdentity,
+                                    eventLoop: eventLoop)
         let inline = InlineMethod(handler: handler, context: context)
         inlineMethods[index] = inline
         return inline

@@ -21,12 +21,25 @@ public final class ServerContext: Sendable {
     /// Who the peer proved to be when its connection was made: the subject of its verified TLS client
     /// certificate (RFC 2253, `CN=device-42,O=CoinWatch Test`) on a listener asking for one; empty otherwise.
     public let peerIdentity: String
+    /// The loop the call arrived on, whose thread runs the handler: work a handler hands to another thread can
+    /// wait for the end of the loop's round (`EventLoop.flushBeforeWriting`) and go as one batch. Nil for a context
+    /// made outside a server.
+    package let eventLoop: EventLoop?
     private let cancelled = Atomic<Bool>(false)
 
-    public init(
+    public convenience init(
         method: String, metadata: [String: String] = [:], deadline: ContinuousClock.Instant? = nil, peer: String = "",
         authToken: String = "", transport: String = "native", peerIdentity: String = ""
     ) {
+        self.init(method: method, metadata: metadata, deadline: deadline, peer: peer, authToken: authToken,
+                  transport: transport, peerIdentity: peerIdentity, eventLoop: nil)
+    }
+
+    package init(
+        method: String, metadata: [String: String], deadline: ContinuousClock.Instant?, peer: String,
+        authToken: String, transport: String, peerIdentity: String, eventLoop: EventLoop?
+    ) {
+        self.eventLoop = eventLoop
         self.method = method
         self.metadata = metadata
         self.deadline = deadline

@@ -42,7 +42,7 @@ extension SettingsStore {
                 }
                 let warnings = SaveWarnings.unpriced(in: command, isPriced: isPriced)
                 command.attachedWrite = claim.map { ($0.recordKey, $0.recordValue) }
-                self.submitSave(command) { result in
+                self.submitSave(command, from: context.eventLoop) { result in
                     switch result {
                     case .success(let saved):
                         var response = SaveWarnings.appending(warnings, to: saved.encodedResponse)
@@ -58,8 +58,8 @@ extension SettingsStore {
                     }
                 }
             }),
-            .unary(V1.CoinWatch.deleteSettings, deferred: { request, _, responder in
-                self.delete(request) { result in
+            .unary(V1.CoinWatch.deleteSettings, deferred: { request, context, responder in
+                self.submitDelete(request, from: context.eventLoop) { result in
                     switch result {
                     case .success(let existed): responder.succeed(V1.DeleteSettingsResponse(existed: existed))
                     case .failure(let error): responder.fail(error)

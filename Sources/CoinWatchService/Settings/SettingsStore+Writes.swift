@@ -30,9 +30,13 @@ extension SettingsStore {
     }
 
     /// Queues a validated save; the RPC method's answer is the response the writer encoded. When the store is
-    /// shutting down or the queue is full, `completion` runs on the calling thread before this returns.
-    func submitSave(_ command: SaveCommand, completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void) {
-        if let rejection = queue.enqueue(.save(command, completion: completion)) {
+    /// shutting down or the queue is full, `completion` runs on the calling thread before this returns. `loop`:
+    /// the event loop calling, which wakes the writer once its round of requests is read.
+    func submitSave(
+        _ command: SaveCommand, from loop: EventLoop? = nil,
+        completion: @escaping @Sendable (Result<SavedSettings, RPCError>) -> Void
+    ) {
+        if let rejection = queue.enqueue(.save(command, completion: completion), from: loop) {
             completion(.failure(rejection))
         }
     }
@@ -53,6 +57,14 @@ extension SettingsStore {
         _ request: V1.DeleteSettingsRequest,
         completion: @escaping @Sendable (Result<Bool, RPCError>) -> Void
     ) {
+        submitDelete(request, completion: completion)
+    }
+
+    /// `delete(_:completion:)`, from the event loop `loop` when given (as `submitSave`).
+    func submitDelete(
+        _ request: V1.DeleteSettingsRequest, from loop: EventLoop? = nil,
+        completion: @escaping @Sendable (Result<Bool, RPCError>) -> Void
+    ) {
         let command: DeleteCommand
         do {
             command = try DeleteCommand(validating: request)
@@ -60,7 +72,7 @@ extension SettingsStore {
             completion(.failure(error))
             return
         }
-        if let rejection = queue.enqueue(.delete(command, completion: completion)) {
+        if let rejection = queue.enqueue(.delete(command, completion: completion), from: loop) {
             completion(.failure(rejection))
         }
     }

@@ -11,7 +11,10 @@ import Glibc
 /// Submitting takes the lock once and never blocks for longer than an append; the writer takes everything that
 /// accumulated in one swap, which is what turns a burst of saves into one batch. The writer sleeps on a
 /// semaphore only when the queue is empty, and a submitter signals it only when it is asleep, so a busy writer
-/// costs submitters no system call.
+/// costs submitters no system call. A submitter on an event loop signals at the end of the loop's round instead
+/// of at once, so the writer's next round takes every write that round read, as Redis's one thread syncs
+/// everything one pass over its clients read: with the writer on another core, an immediate wake would start a
+/// round (and a sync) on the first write of the burst.
 final class SettingsWriteQueue: Sendable {
     fileprivate struct State {
         var pending: [PendingWrite] = []
@@ -34,15 +37,20 @@ final class SettingsWriteQueue: Sendable {
     let limit: Int
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
+    /// Signals `wakeup` at the end of a loop's round; one at a time is owed, since only the submitter that finds the
+    /// writer asleep claims the wake.
+    private let deferredWake: DeferredWake
 
     init(limit: Int) {
         self.limit = limit
+        self.deferredWake = DeferredWake(wakeup)
     }
 
     /// Queues `item`, or says why it cannot be queued (the store is closing, or too much is already pending).
     /// `bypassingLimit`: for values other nodes already stored (cluster mode), which must not be refused for
-    /// load; their producer reads them one at a time from a bounded subscription.
-    func enqueue(_ item: PendingWrite, bypassingLimit: Bool = false) -> RPCError? {
+    /// load; their producer reads them one at a time from a bounded subscription. `loop`: the event loop whose
+    /// thread is submitting, if any; a wake the writer needs is then given when that loop's round ends.
+    func enqueue(_ item: PendingWrite, bypassingLimit: Bool = false, from loop: EventLoop? = nil) -> RPCError? {
         let (rejection, mustWake): (RPCError?, Bool) = state.withLock { state in
             if state.closing {
                 return (RPCError(code: .unavailable, message: "settings store is shutting down"), false)
@@ -60,7 +68,12 @@ final class SettingsWriteQueue: Sendable {
             return (nil, state.takeSleepingWriter())
         }
         if mustWake {
-            wakeup.signal()
+            if let loop, loop.inEventLoop {
+                // The loop runs its round's flush hooks on every pass, its last included, so the wake is not lost.
+                loop.flushBeforeWriting(deferredWake)
+            } else {
+                wakeup.signal()
+            }
         }
         return rejection
     }
@@ -84,9 +97,9 @@ final class SettingsWriteQueue: Sendable {
             case false?: return .process
             case true?:
                 wakeup.wait()
-                // Woken by the first write of a burst, while the loop that queued it is usually still reading the
-                // rest of its round of requests: yielding once lets it queue them, so this round's one fsync
-                // carries the burst instead of one write, with the rest waiting for the next fsync.
+                // Woken by a write from outside an event loop's round (or by one loop while another on this core
+                // is still reading its round): yielding once lets the rest of the burst be queued, so this round's
+                // one fsync carries it instead of one write, with the rest waiting for the next fsync.
                 sched_yield()
             }
         }
@@ -119,6 +132,11 @@ final class SettingsWriteQueue: Sendable {
         }
     }
 
+    /// Whether the writer is waiting for a wake (for tests that must start from a sleeping writer).
+    var isWriterAsleep: Bool {
+        state.withLock { $0.writerAsleep }
+    }
+
     /// Requests queued and not yet taken by the writer.
     var count: Int {
         state.withLock { $0.pending.count }
@@ -133,5 +151,18 @@ extension SettingsWriteQueue.State {
         }
         writerAsleep = false
         return true
+    }
+}
+
+/// The writer's wake, given by an event loop when its round ends (`EventLoopFlushHook`).
+private final class DeferredWake: EventLoopFlushHook, Sendable {
+    let wakeup: DispatchSemaphore
+
+    init(_ wakeup: DispatchSemaphore) {
+        self.wakeup = wakeup
+    }
+
+    func loopWillFlush() {
+        wakeup.signal()
     }
 }

@@ -4,6 +4,8 @@ import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchStore
 import CoinWatchTestSupport
+import Dispatch
+import Synchronization
 import Testing
 
 @Suite("SettingsStore: group commit")
@@ -38,6 +40,38 @@ struct SettingsStoreGroupCommitTests {
             #expect(after.requestsPerBatch.count == 8)  // 200 is in [128, 256), bucket 7
             #expect(after.pendingWrites == 0)
             #expect(try storedSettings(in: database).count == 200)
+        }
+    }
+
+    @Test("saves an event loop queues in one round wake the writer once, when the round ends, and go out in one batch")
+    func loopRoundIsOneBatch() async throws {
+        try await withStore { store, _, _ in
+            let loop = try EventLoop(name: "test-saves")
+            // From a sleeping writer: the first save of the round is the one that owes it a wake.
+            #expect(await eventually { store.queue.isWriterAsleep })
+            let before = store.stats
+            let log = CompletionLog<Result<SavedSettings, RPCError>>()
+            let commands = try (0..<50).map { index in
+                try SaveCommand(validating: .init(deviceID: "phone-\(index)", setRules: ["BTC": rule(below: "1")]))
+            }
+            for _ in commands { log.expectOne() }
+            let queued = DispatchSemaphore(value: 0)
+            let wokenEarly = Mutex(false)
+            loop.execute {
+                for (index, command) in commands.enumerated() {
+                    store.submitSave(command, from: loop) { log.record($0) }
+                    // The writer takes nothing while the round goes on: it is woken only when the loop is done.
+                    if store.queue.count != index + 1 { wokenEarly.withLock { $0 = true } }
+                }
+                queued.signal()
+            }
+            #expect(queued.wait(timeout: .now() + 60) == .success)
+            let results = try log.waitForAll()
+            #expect(results.allSatisfy { (try? $0.get())?.settings.version == 1 })
+            #expect(store.stats.batchesWritten - before.batchesWritten == 1)
+            #expect(store.stats.largestBatch == commands.count)
+            #expect(!wokenEarly.withLock { $0 })
+            await loop.shutdownGracefully()
         }
     }
 
