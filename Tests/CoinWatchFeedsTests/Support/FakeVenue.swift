@@ -7,9 +7,10 @@ final class FakeDialer: FeedDialer {
     /// What the next dial does: succeed (default) or fail.
     var nextFailure: FeedDialError?
     var dialedURLs: [WebSocketURL] = []
-    /// Dials answered only when the test calls `complete` (to test handshake timeouts).
+    /// Dials left unanswered (to test handshake timeouts). Only their completions are kept, as a dial in progress
+    /// keeps them: holding the delegate too would make a cycle with the source that holds this dialer.
     var holdDials = false
-    private var held: [(any FeedTransportDelegate, (Result<any FeedTransport, FeedDialError>) -> Void)] = []
+    private var held: [(Result<any FeedTransport, FeedDialError>) -> Void] = []
 
     func dial(
         _ url: WebSocketURL, delegate: any FeedTransportDelegate,
@@ -22,7 +23,7 @@ final class FakeDialer: FeedDialer {
             return
         }
         if holdDials {
-            held.append((delegate, completion))
+            held.append(completion)
             return
         }
         let transport = FakeTransport(delegate: delegate)

@@ -33,8 +33,13 @@ final class FakeAPNs: APNsSending {
 
     var status: APNsStatus { APNsStatus(endpoint: "https://fake.invalid") }
 
+    /// Like the real provider, whose thread lets go of `onResponses` when it ends: the handler reaches the alert
+    /// worker, which holds this sender, so keeping it would keep both alive.
     func close() {
-        state.withLock { $0.closed = true }
+        state.withLock { state in
+            state.closed = true
+            state.onResponses = nil
+        }
     }
 
     /// Every request received so far, in order.
