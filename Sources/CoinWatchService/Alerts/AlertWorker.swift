@@ -18,6 +18,8 @@ final class AlertWorker: @unchecked Sendable {
     // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
     enum Job: Sendable {
         case ticks([PriceTick])
+        /// Ticks copied into the inbox's tick buffer (`Inbox.enqueue` turns `.ticks` into this), by position.
+        case bufferedTicks(Range<Int>)
         /// Ticks that arrived while the backlog was over its bound, folded per symbol (`FoldedTicks`).
         case foldedTicks(FoldedTicks)
         /// One committed settings batch, in commit order.
@@ -51,8 +53,16 @@ final class AlertWorker: @unchecked Sendable {
     let relay = Mutex<(any AlertRelay)?>(nil)
     let push: PushDelivery
     /// Jobs waiting for the alert thread. `paused` (a test hook) holds them back until `resume()`.
+    ///
+    /// The inbox and the alert thread keep two job lists and two tick buffers and swap them each round, so neither
+    /// is freed in the steady state: each tick batch is copied into the buffer and its array freed by the thread
+    /// that made it. Memory one thread allocates and another frees goes back to glibc's arena of the first, under
+    /// that arena's lock, and a replay flooding ticks ran at half its rate in about half of its runs because of it
+    /// (the speed bands in docs/PERFORMANCE.md, "Live feeds").
     private struct Inbox {
         var jobs: [Job] = []
+        /// The ticks of the `.bufferedTicks` jobs in `jobs`.
+        var ticks: [PriceTick] = []
         var stopping = false
         var paused = false
         /// `wake` was signalled for jobs the thread has not taken yet: later posts need not signal again (at a
@@ -72,7 +82,7 @@ final class AlertWorker: @unchecked Sendable {
             }
             guard queuedTicks + ticks.count > limit else {
                 queuedTicks += ticks.count
-                jobs.append(job)
+                buffer(ticks)
                 return 0
             }
             var folded = 0
@@ -80,7 +90,7 @@ final class AlertWorker: @unchecked Sendable {
                 if tick.isStale {
                     // The prices after a stale mark follow a gap: it keeps its place, and a later fold starts anew.
                     queuedTicks += 1
-                    jobs.append(.ticks([tick]))
+                    buffer(CollectionOfOne(tick))
                     continue
                 }
                 if case .foldedTicks(var last) = jobs.last {
@@ -95,6 +105,13 @@ final class AlertWorker: @unchecked Sendable {
                 folded += 1
             }
             return folded
+        }
+
+        /// Appends `new` to the tick buffer as one job.
+        private mutating func buffer(_ new: some Collection<PriceTick>) {
+            let start = ticks.count
+            ticks.append(contentsOf: new)
+            jobs.append(.bufferedTicks(start..<ticks.count))
         }
     }
 
@@ -241,22 +258,26 @@ final class AlertWorker: @unchecked Sendable {
         var lastSweep = MonotonicClock.nanoseconds()
         // The first round runs at once: it sends what `loadPushQueue` found in the outbox.
         var first = true
+        // The lists this thread swaps with the inbox's each round (see `Inbox`).
+        var jobs: [Job] = []
+        var ticks: [PriceTick] = []
         while true {
             var sleep: Int64 = 60_000_000_000
             if let retry = push.nextRetry { sleep = min(sleep, max(0, retry - MonotonicClock.nanoseconds())) }
             if !first { _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep))) }
             first = false
-            let (jobs, stopping) = inbox.withLock { inbox -> ([Job], Bool) in
-                guard !inbox.paused || inbox.stopping else { return ([], false) }
-                defer {
-                    inbox.jobs = []
-                    inbox.signalled = false
-                    inbox.queuedTicks = 0
-                }
-                return (inbox.jobs, inbox.stopping)
+            let stopping = inbox.withLock { inbox -> Bool in
+                guard !inbox.paused || inbox.stopping else { return false }
+                swap(&inbox.jobs, &jobs)
+                swap(&inbox.ticks, &ticks)
+                inbox.signalled = false
+                inbox.queuedTicks = 0
+                return inbox.stopping
             }
             var round = Round()
-            for job in jobs { handle(job, &round) }
+            for job in jobs { handle(job, ticks, &round) }
+            jobs.removeAll(keepingCapacity: true)
+            ticks.removeAll(keepingCapacity: true)
             if MonotonicClock.nanoseconds() - lastSweep > 60_000_000_000 {
                 sweepExpired(&round)
                 lastSweep = MonotonicClock.nanoseconds()
@@ -304,12 +325,15 @@ final class AlertWorker: @unchecked Sendable {
         return try? V1.Alert(serializedBytes: bytes)
     }
 
-    private func handle(_ job: Job, _ round: inout Round) {
+    /// Runs `job`; `ticks` is the round's tick buffer, which `.bufferedTicks` jobs point into.
+    private func handle(_ job: Job, _ ticks: [PriceTick], _ round: inout Round) {
         switch job {
         case .ticks(let ticks):
-            evaluate(ticks, &round)
+            evaluate(ticks[...], &round)
+        case .bufferedTicks(let range):
+            evaluate(ticks[range], &round)
         case .foldedTicks(let folded):
-            evaluate(folded.ticks, &round)
+            evaluate(folded.ticks[...], &round)
         case .settingsChanged(let changes):
             // A save that leaves the rules as they were (a new version, same thresholds) changes nothing here.
             for change in changes where change.old?.rules != change.new?.rules {
@@ -379,7 +403,7 @@ final class AlertWorker: @unchecked Sendable {
         return true
     }
 
-    private func evaluate(_ ticks: [PriceTick], _ round: inout Round) {
+    private func evaluate(_ ticks: ArraySlice<PriceTick>, _ round: inout Round) {
         let now = WallClock.milliseconds()
         let gate = self.gate.withLock { $0 }
         // A feed's ticks come in runs of one symbol: the run's last price is what the round keeps, stored when the
