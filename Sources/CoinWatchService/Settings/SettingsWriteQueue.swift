@@ -24,6 +24,9 @@ final class SettingsWriteQueue: Sendable {
         var paused = false
         /// No more submissions; the writer drains what is queued and exits.
         var closing = false
+        /// A loop claimed the sleeping writer's wake and gives it when its round ends (`DeferredWake`). `close()`
+        /// gives it too, so a round that never ends (a loop stopping mid-round) cannot leave the writer asleep.
+        var wakeDeferred = false
     }
 
     /// What the writer should do next.
@@ -37,13 +40,13 @@ final class SettingsWriteQueue: Sendable {
     let limit: Int
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
-    /// Signals `wakeup` at the end of a loop's round; one at a time is owed, since only the submitter that finds the
-    /// writer asleep claims the wake.
-    private let deferredWake: DeferredWake
+    /// Gives the wake a loop owes at the end of its round; one at a time is owed, since only the submitter that
+    /// finds the writer asleep claims the wake.
+    private let deferredWake = DeferredWake()
 
     init(limit: Int) {
         self.limit = limit
-        self.deferredWake = DeferredWake(wakeup)
+        deferredWake.queue = self
     }
 
     /// Queues `item`, or says why it cannot be queued (the store is closing, or too much is already pending).
@@ -51,6 +54,7 @@ final class SettingsWriteQueue: Sendable {
     /// load; their producer reads them one at a time from a bounded subscription. `loop`: the event loop whose
     /// thread is submitting, if any; a wake the writer needs is then given when that loop's round ends.
     func enqueue(_ item: PendingWrite, bypassingLimit: Bool = false, from loop: EventLoop? = nil) -> RPCError? {
+        let deferringLoop = loop?.inEventLoop == true ? loop : nil
         let (rejection, mustWake): (RPCError?, Bool) = state.withLock { state in
             if state.closing {
                 return (RPCError(code: .unavailable, message: "settings store is shutting down"), false)
@@ -65,17 +69,28 @@ final class SettingsWriteQueue: Sendable {
                 )
             }
             state.pending.append(item)
-            return (nil, state.takeSleepingWriter())
+            let mustWake = state.takeSleepingWriter()
+            if mustWake, deferringLoop != nil { state.wakeDeferred = true }
+            return (nil, mustWake)
         }
         if mustWake {
-            if let loop, loop.inEventLoop {
-                // The loop runs its round's flush hooks on every pass, its last included, so the wake is not lost.
-                loop.flushBeforeWriting(deferredWake)
+            if let deferringLoop {
+                // The loop runs its round's flush hooks on every pass, its last included.
+                deferringLoop.flushBeforeWriting(deferredWake)
             } else {
                 wakeup.signal()
             }
         }
         return rejection
+    }
+
+    /// Gives the wake a loop owed the writer, unless `close()` gave it already.
+    fileprivate func giveDeferredWake() {
+        let owed = state.withLock { state in
+            defer { state.wakeDeferred = false }
+            return state.wakeDeferred
+        }
+        if owed { wakeup.signal() }
     }
 
     /// Blocks until there is work, then swaps all of it into `buffer` (which must be empty).
@@ -109,6 +124,10 @@ final class SettingsWriteQueue: Sendable {
     func close() {
         let mustWake = state.withLock { state in
             state.closing = true
+            if state.wakeDeferred {
+                state.wakeDeferred = false
+                return true
+            }
             return state.takeSleepingWriter()
         }
         if mustWake {
@@ -155,14 +174,11 @@ extension SettingsWriteQueue.State {
 }
 
 /// The writer's wake, given by an event loop when its round ends (`EventLoopFlushHook`).
-private final class DeferredWake: EventLoopFlushHook, Sendable {
-    let wakeup: DispatchSemaphore
-
-    init(_ wakeup: DispatchSemaphore) {
-        self.wakeup = wakeup
-    }
+private final class DeferredWake: EventLoopFlushHook, @unchecked Sendable {
+    // @unchecked Sendable: `queue` is set once, in the queue's initialiser, before the hook is shared.
+    weak var queue: SettingsWriteQueue?
 
     func loopWillFlush() {
-        wakeup.signal()
+        queue?.giveDeferredWake()
     }
 }
