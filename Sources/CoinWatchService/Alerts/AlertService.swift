@@ -88,7 +88,7 @@ public final class AlertService: Sendable {
 
     /// The hub's hook: every tick, in publish order.
     public func ingest(_ ticks: [PriceTick]) {
-        worker.post(.ticks(ticks))
+        worker.post(ticks: ticks)
     }
 
     /// Cluster mode: from now on a fired alert is put in the outbox and delivered only when `gate` says this node

@@ -17,9 +17,8 @@ final class AlertWorker: @unchecked Sendable {
     // alert thread (after `start()`; `load` runs before it, on the creating thread);
     // `inbox` is behind its Mutex, the counters are atomic, the rest is immutable.
     enum Job: Sendable {
-        case ticks([PriceTick])
-        /// Ticks copied into the inbox's tick buffer (`Inbox.enqueue` turns `.ticks` into this), by position.
-        case bufferedTicks(Range<Int>)
+        /// Ticks published together (`post(ticks:)`), by their positions in the round's tick buffer (`Inbox.ticks`).
+        case ticks(Range<Int>)
         /// Ticks that arrived while the backlog was over its bound, folded per symbol (`FoldedTicks`).
         case foldedTicks(FoldedTicks)
         /// One committed settings batch, in commit order.
@@ -61,7 +60,7 @@ final class AlertWorker: @unchecked Sendable {
     /// (the speed bands in docs/PERFORMANCE.md, "Live feeds").
     private struct Inbox {
         var jobs: [Job] = []
-        /// The ticks of the `.bufferedTicks` jobs in `jobs`.
+        /// The ticks of the `.ticks` jobs in `jobs`.
         var ticks: [PriceTick] = []
         var stopping = false
         var paused = false
@@ -73,13 +72,9 @@ final class AlertWorker: @unchecked Sendable {
         /// The warning that ticks are being folded, at most once a minute.
         var foldWarnings = RateLimitedLog()
 
-        /// Queues `job`; once `limit` ticks wait, further prices are folded into the last job instead of queued
+        /// Queues `ticks`; once `limit` ticks wait, further prices are folded into the last job instead of queued
         /// (`FoldedTicks`). Returns how many ticks were folded.
-        mutating func enqueue(_ job: Job, tickLimit limit: Int) -> Int {
-            guard case .ticks(let ticks) = job else {
-                jobs.append(job)
-                return 0
-            }
+        mutating func enqueue(ticks: [PriceTick], tickLimit limit: Int) -> Int {
             guard queuedTicks + ticks.count > limit else {
                 queuedTicks += ticks.count
                 buffer(ticks)
@@ -111,7 +106,7 @@ final class AlertWorker: @unchecked Sendable {
         private mutating func buffer(_ new: some Collection<PriceTick>) {
             let start = ticks.count
             ticks.append(contentsOf: new)
-            jobs.append(.bufferedTicks(start..<ticks.count))
+            jobs.append(.ticks(start..<ticks.count))
         }
     }
 
@@ -206,10 +201,26 @@ final class AlertWorker: @unchecked Sendable {
     /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
     @discardableResult
     func post(_ job: Job) -> Bool {
+        submit { inbox in
+            inbox.jobs.append(job)
+            return 0
+        }
+    }
+
+    /// Queues a batch of ticks for the alert thread (copied into the inbox's tick buffer, or folded past the
+    /// backlog limit); `false` once `stop()` began.
+    @discardableResult
+    func post(ticks: [PriceTick]) -> Bool {
         let limit = configuration.tickBacklogLimit
+        return submit { $0.enqueue(ticks: ticks, tickLimit: limit) }
+    }
+
+    /// Runs `enqueue` on the inbox (it returns how many ticks it folded) and wakes the thread if it is not already
+    /// signalled.
+    private func submit(_ enqueue: (inout Inbox) -> Int) -> Bool {
         let (accepted, signal, folded, warn) = inbox.withLock { inbox -> (Bool, Bool, Int, Bool) in
             guard !inbox.stopping else { return (false, false, 0, false) }
-            let folded = inbox.enqueue(job, tickLimit: limit)
+            let folded = enqueue(&inbox)
             let warn = folded > 0 && inbox.foldWarnings.admit("folding", now: MonotonicClock.nanoseconds()) != nil
             defer { inbox.signalled = true }
             return (true, !inbox.signalled, folded, warn)
@@ -217,7 +228,7 @@ final class AlertWorker: @unchecked Sendable {
         if folded > 0 { stats.ticksFolded.add(folded, ordering: .relaxed) }
         if warn {
             logger.warning("prices arrive faster than alerts are evaluated; folding each symbol's ticks to its lowest, highest and latest", [
-                "backlog_limit": "\(limit)", "ticks_folded_total": "\(stats.ticksFolded.load(ordering: .relaxed))",
+                "backlog_limit": "\(configuration.tickBacklogLimit)", "ticks_folded_total": "\(stats.ticksFolded.load(ordering: .relaxed))",
             ])
         }
         if signal { wake.signal() }
@@ -325,12 +336,10 @@ final class AlertWorker: @unchecked Sendable {
         return try? V1.Alert(serializedBytes: bytes)
     }
 
-    /// Runs `job`; `ticks` is the round's tick buffer, which `.bufferedTicks` jobs point into.
+    /// Runs `job`; `ticks` is the round's tick buffer, which `.ticks` jobs point into.
     private func handle(_ job: Job, _ ticks: [PriceTick], _ round: inout Round) {
         switch job {
-        case .ticks(let ticks):
-            evaluate(ticks[...], &round)
-        case .bufferedTicks(let range):
+        case .ticks(let range):
             evaluate(ticks[range], &round)
         case .foldedTicks(let folded):
             evaluate(folded.ticks[...], &round)
