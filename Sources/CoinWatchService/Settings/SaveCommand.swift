@@ -12,7 +12,7 @@ struct SaveCommand: Sendable {
 
     let device: DeviceID
     /// The rules to set, by canonical symbol. `nil` means both sides are off: the symbol is dropped.
-    let setRules: [(symbol: String, rule: V1.AlertRule?)]
+    let setRules: [(symbol: Symbol, rule: V1.AlertRule?)]
     /// Canonical symbols to drop; may repeat (removing twice is harmless).
     let removeSymbols: [String]
     let expectedVersion: UInt64?
@@ -28,14 +28,14 @@ struct SaveCommand: Sendable {
     init(validating request: V1.SaveSettingsRequest) throws(RPCError) {
         do throws(ValidationError) {
             device = try DeviceID(validating: request.deviceID, field: "device_id")
-            var setRules: [(symbol: String, rule: V1.AlertRule?)] = []
+            var setRules: [(symbol: Symbol, rule: V1.AlertRule?)] = []
             setRules.reserveCapacity(request.setRules.count)
             var rawKeyBySymbol: [String: String] = [:]
             // Sorted by UTF-8 bytes so that the first error reported does not depend on hashing.
             let keys = request.setRules.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for key in keys {
-                let symbol = try Symbol(validating: key, field: "set_rules key").rawValue
-                if let earlier = rawKeyBySymbol.updateValue(key, forKey: symbol) {
+                let symbol = try Symbol(validating: key, field: "set_rules key")
+                if let earlier = rawKeyBySymbol.updateValue(key, forKey: symbol.rawValue) {
                     throw ValidationError(
                         field: "set_rules",
                         rule: "keys '\(earlier)' and '\(key)' both name \(symbol); give each symbol once"
@@ -135,7 +135,7 @@ extension SaveCommand {
             rules[symbol] = nil
         }
         for (symbol, rule) in setRules {
-            rules[symbol] = rule
+            rules[symbol.rawValue] = rule
         }
         if rules.count > Self.maxSymbols {
             return .failure(RPCError(code: .invalidArgument, message: Self.tooManySymbols(rules.count).description))

@@ -9,9 +9,8 @@ enum SaveWarnings {
     /// `isPriced` says no price was ever seen, in symbol order.
     static func unpriced(in command: SaveCommand, isPriced: (Symbol) -> Bool) -> [String] {
         var symbols: [Symbol] = []
-        for (key, rule) in command.setRules where rule != nil {
-            // The command's symbols are validated and canonical, and each is named once.
-            guard let symbol = try? Symbol(validating: key), !isPriced(symbol) else { continue }
+        // The command's symbols are validated, and each is named once.
+        for (symbol, rule) in command.setRules where rule != nil && !isPriced(symbol) {
             symbols.append(symbol)
         }
         return symbols.sorted().map {
