@@ -49,7 +49,6 @@ public enum BuiltProducts {
     }
 }
 
-/// Why a server process could not be started.
 extension BuiltProducts {
     /// Whether the built executables run under a sanitizer: scripts/sanitize sets its options for the run, and the
     /// executables it builds are instrumented. Their memory then says nothing about the program's own (freed blocks
@@ -61,6 +60,7 @@ extension BuiltProducts {
     }
 }
 
+/// Why a server process could not be started.
 public struct ServerProcessError: Error, CustomStringConvertible, Sendable {
     public var message: String
 

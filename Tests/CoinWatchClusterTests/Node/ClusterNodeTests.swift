@@ -49,10 +49,7 @@ struct ClusterNodeTests {
                 connection = joined.connection
             }
             // A thread the node ran may still be returning from its closure, which holds the node until then.
-            let deadline = Date().addingTimeInterval(30)
-            while node != nil || service != nil || connection != nil, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.01)
-            }
+            _ = eventuallySync(timeout: .seconds(30)) { node == nil && service == nil && connection == nil }
             return [("node", node == nil), ("service", service == nil), ("connection", connection == nil)]
                 .filter { !$0.1 }.map(\.0)
         }

@@ -98,10 +98,7 @@ struct HTTPServerTests {
             http = running.http
         }
         // A loop's thread may still be returning from the closure that holds its loop.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while server != nil || http != nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: .seconds(30)) { server == nil && http == nil }
         #expect(server == nil)
         #expect(http == nil)
     }
