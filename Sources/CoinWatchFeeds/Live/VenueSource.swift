@@ -256,6 +256,12 @@ final class VenueSource: FeedTransportDelegate {
                 switch event {
                 case .opened: events.append(.opened)
                 case .text(let text):
+                    // A trade message with nothing before it in this read is taken where it stands: taking trades
+                    // touches neither the client nor the transport. Anything else waits its turn, copied.
+                    if events.isEmpty, takeUsualTrades(text) {
+                        pendingMessages += 1
+                        return
+                    }
                     texts.append(contentsOf: text)
                     events.append(.text((texts.count - text.count)..<texts.count))
                 case .binary(let payload): events.append(.binary(payload.count))
@@ -322,6 +328,7 @@ final class VenueSource: FeedTransportDelegate {
     }
 
     private func read(_ text: UnsafeRawBufferPointer) {
+        if takeUsualTrades(text) { return }
         let message: VenueMessage
         do {
             message = try adapter.read(text, &context)
@@ -361,6 +368,18 @@ final class VenueSource: FeedTransportDelegate {
             stats.update { $0.unknown &+= 1 }
             note("unknown:\(what)", "\(adapter.name): an unknown message: \(what)")
         }
+    }
+
+    /// Takes `text`'s trades when it is the venue's usual trade message (`VenueAdapter.readUsualTrades`), and says
+    /// whether it was. The trades are taken from the context's list where they stand: a `VenueMessage` would retain
+    /// the list and release it again, per message of a flood.
+    private func takeUsualTrades(_ text: UnsafeRawBufferPointer) -> Bool {
+        guard adapter.readUsualTrades(text, &context) else { return false }
+        for index in context.trades.indices {
+            take(context.trades[index])
+        }
+        delivered = true
+        return true
     }
 
     private func take(_ trade: VenueTrade) {

@@ -14,6 +14,11 @@ extension FinnhubVenue {
     /// gives either the same trades the general walk would, or nothing (`FinnhubVenueUsualTests` compare the two over
     /// mutated messages). It costs a trade message no `Token`, no closure and no `Result`.
     static func usualTrades(_ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext) -> VenueMessage? {
+        readUsualTrades(message, &context) ? context.message : nil
+    }
+
+    /// `usualTrades` without the message: true with the trades in `context`'s list, false for any other message.
+    static func readUsualTrades(_ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext) -> Bool {
         // Inside an item's object, as the general walk is there: the message's object, `data`, the item.
         var reader = JSONReader(message, options: TradeJSON.options, depth: 3)
         let typeFirst: Bool
@@ -22,22 +27,48 @@ extension FinnhubVenue {
         } else if reader.consume(#"{"data":["#) {
             typeFirst = false
         } else {
-            return nil
+            return false
         }
         context.startTrades()
         repeat {
-            guard let trade = usualTrade(&reader, context.instruments) else { return nil }
+            guard let trade = usualTrade(&reader, context.instruments) else { return false }
             context.append(trade)
         } while reader.consume(",")
         guard reader.consume("]"), reader.consume(typeFirst ? "}" : #","type":"trade"}"#),
               reader.index == message.count
-        else { return nil }
-        return context.message
+        else { return false }
+        return true
     }
 
     /// One item of the usual layout: `{"p":7296.89,"s":"BINANCE:BTCUSDT","t":1575526691134,"v":0.011467}`.
     @inline(__always)
     private static func usualTrade(_ reader: inout JSONReader, _ instruments: VenueInstruments) -> VenueTrade? {
+        var ordered = reader
+        if let trade = orderedTrade(&ordered, instruments) {
+            reader = ordered
+            return trade
+        }
+        return anyOrderTrade(&reader, instruments)
+    }
+
+    /// An item whose members are the four Finnhub writes, in the order it writes them, each a value `anyOrderTrade`
+    /// takes as it is: its members are then matched as they come, with no key read as a string. nil (the caller's
+    /// reader untouched) for anything else.
+    @inline(__always)
+    private static func orderedTrade(_ reader: inout JSONReader, _ instruments: VenueInstruments) -> VenueTrade? {
+        guard reader.consume(#"{"p":"#), let (digits, fraction) = reader.plainDigits(), digits > 0,
+              let price = ExactDecimal(mantissa: Int64(digits), scale: fraction),
+              reader.consume(#","s":"#), reader.current == UInt8(ascii: "\""), let text = try? reader.string(),
+              !text.escaped, !text.isEmpty,
+              reader.consume(#","t":"#), let (time, timeFraction) = reader.plainDigits(), timeFraction == 0,
+              reader.consume(#","v":"#), reader.plainDigits() != nil, reader.consume("}")
+        else { return nil }
+        return VenueTrade(instrument: instruments.name(text.bytes), price: price, timeMs: Int64(time))
+    }
+
+    /// An item of the usual layout with its members in any order, or others beside them.
+    @inline(__always)
+    private static func anyOrderTrade(_ reader: inout JSONReader, _ instruments: VenueInstruments) -> VenueTrade? {
         guard reader.consume("{") else { return nil }
         var price: ExactDecimal?
         var instrument: String?

@@ -47,8 +47,12 @@ public struct FinnhubVenue: VenueAdapter {
     public func read(
         _ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext
     ) throws(VenueParseError) -> VenueMessage {
-        if let trades = Self.usualTrades(message, &context) { return trades }
+        if Self.readUsualTrades(message, &context) { return context.message }
         return try walk(message, &context)
+    }
+
+    public func readUsualTrades(_ message: UnsafeRawBufferPointer, _ context: inout VenueReadContext) -> Bool {
+        Self.readUsualTrades(message, &context)
     }
 
     /// Reads any message member by member: what `read` does with one not in the usual layout.

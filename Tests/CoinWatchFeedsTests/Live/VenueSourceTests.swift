@@ -266,17 +266,30 @@ struct VenueSourceTests {
             ("masked", S.frame(0x1, Array("{}".utf8), mask: 1), 1002),
             ("not UTF-8", S.frame(0x1, [0xFF]), 1007),
         ]
+        // Finnhub's trades are taken where they stand when nothing comes before them in a read
+        // (`readUsualTrades`); after a fault in the same read they must not be taken either way.
+        let trades: [(any VenueAdapter, String)] = [
+            (BinanceVenue(), Self.trade("BTCUSDT", "1", id: 1)),
+            (FinnhubVenue(), #"{"type":"trade","data":[{"p":1,"s":"BINANCE:BTCUSDT","t":1718000000000,"v":0.01}]}"#),
+        ]
         for (name, bytes, code) in cases {
-            let rig = try Rig()
-            rig.connect()
-            rig.transport.deliver(bytes + S.text(Self.trade("BTCUSDT", "1", id: 1)))
-            #expect(rig.transport.closed, "\(name)")
-            let close = rig.transport.clientFrames.last
-            #expect(close?.opcode == 8, "\(name)")
-            #expect(close?.payload.prefix(2) == [UInt8(code >> 8), UInt8(code & 0xFF)][...], "\(name)")
-            #expect(rig.sink.ticks.isEmpty, "\(name)")
-            rig.scheduler.advance(.seconds(2))
-            #expect(rig.dialer.transports.count == 2, "\(name)")
+            for (adapter, trade) in trades {
+                let name = "\(name), \(adapter.name)"
+                let rig = try Rig(adapter: adapter)
+                rig.connect()
+                rig.transport.deliver(bytes + S.text(trade))
+                #expect(rig.transport.closed, "\(name)")
+                let close = rig.transport.clientFrames.last
+                #expect(close?.opcode == 8, "\(name)")
+                #expect(close?.payload.prefix(2) == [UInt8(code >> 8), UInt8(code & 0xFF)][...], "\(name)")
+                #expect(rig.sink.ticks.isEmpty, "\(name)")
+                rig.scheduler.advance(.seconds(2))
+                #expect(rig.dialer.transports.count == 2, "\(name)")
+                // The same trade on its own, on the new connection, is taken.
+                rig.transport.upgrade()
+                rig.transport.deliver(S.text(trade))
+                #expect(rig.sink.prices == ["BTC 1"], "\(name)")
+            }
         }
     }
 
