@@ -10,7 +10,8 @@ import CoinWatchProto
 /// than zero with at most 18 decimals. Reading the same bytes again gives the same answer, and so does reading them
 /// with a context kept from the last read and the trades' instruments subscribed to. A message is refused as JSON
 /// exactly when checking it alone with the JSON reader refuses it, with the same error. Finnhub's straight-through
-/// reading of its usual layout, whatever the venue byte, either declines a message or reads it as the general walk.
+/// reading of its usual layout, whatever the venue byte, either declines a message or reads it as the general walk;
+/// and whatever the chosen venue's `readUsualTrades` takes, its `read` gives as the same trades.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzVenuesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data, size > 0 else { return 0 }
@@ -38,6 +39,10 @@ public func fuzzVenuesOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> In
             var walkContext = VenueReadContext(instruments: VenueInstruments(instruments))
             let walked = Result { () throws(VenueParseError) in try FinnhubVenue().walk(bytes, &walkContext) }
             guard walked == .success(usual) else { fatalError("finnhub's usual layout read differently from the walk") }
+        }
+        var straightContext = VenueReadContext(instruments: VenueInstruments(instruments))
+        if adapter.readUsualTrades(bytes, &straightContext), first != .success(straightContext.message) {
+            fatalError("\(adapter.name)'s usual trades differ from what it reads")
         }
         var context = VenueReadContext(instruments: VenueInstruments(instruments))
         for _ in 0..<2 {
