@@ -98,9 +98,10 @@ struct BenchOptions {
         sections: [("JSON (last line with --json)", """
               unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
-              feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, latency_live_p50_ms,
-                      latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms, memory_baseline_bytes,
-                      memory_huge_growth_bytes, memory_endless_growth_bytes, read_ns_per_message
+              feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, ingest_live_cpu_ns,
+                      ingest_replay_cpu_ns (objects: CPU ns per message by thread name, the exchange as "exchange"),
+                      latency_live_p50_ms, latency_live_p99_ms, latency_publish_p50_ms, latency_publish_p99_ms,
+                      memory_baseline_bytes, memory_huge_growth_bytes, memory_endless_growth_bytes, read_ns_per_message
               handshakes: handshakes_per_second, failures, concurrency, resumption
               natsfanout: deliveries_per_second, published_per_second, dropped, subscribers, symbols
               push:   tick_to_last_200_s, pushes_per_second, delivered, duplicates, h2load_requests_per_second,

@@ -2,6 +2,7 @@ import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchCore
 import CoinWatchFeeds
+import CoinWatchMetrics
 import CoinWatchProto
 import CoinWatchRPC
 import Foundation
@@ -40,14 +41,16 @@ struct FeedBenchmark {
         var failed = false
         if feed.parts.contains("ingest") {
             let (live, replay) = try ingest(work: work.path, certificates: certificates)
-            let ratio = replay > 0 ? live / replay : 0
+            let ratio = replay.perSecond > 0 ? live.perSecond / replay.perSecond : 0
             print("feeds ingest: \(feed.plain ? "ws" : "wss")://, \(formatMillis(options.duration)) s each")
-            print("  live    \(Int(live.rounded())) messages/s")
-            print("  replay  \(Int(replay.rounded())) messages/s")
+            print("  live    \(Int(live.perSecond.rounded())) messages/s   CPU per message: \(live.cpuText)")
+            print("  replay  \(Int(replay.perSecond.rounded())) messages/s   CPU per message: \(replay.cpuText)")
             print("  ratio   \(formatMillis(ratio)) (target ≥ 0.5)")
-            results["ingest_live_per_second"] = "\(Int(live.rounded()))"
-            results["ingest_replay_per_second"] = "\(Int(replay.rounded()))"
+            results["ingest_live_per_second"] = "\(Int(live.perSecond.rounded()))"
+            results["ingest_replay_per_second"] = "\(Int(replay.perSecond.rounded()))"
             results["ingest_ratio"] = formatMillis(ratio)
+            results["ingest_live_cpu_ns"] = live.cpuJSON
+            results["ingest_replay_cpu_ns"] = replay.cpuJSON
         }
         if feed.parts.contains("latency") {
             let (live, publish) = try latency(work: work.path, certificates: certificates)
@@ -94,7 +97,7 @@ struct FeedBenchmark {
 
     // MARK: Parts
 
-    private func ingest(work: String, certificates: Certificates?) throws -> (live: Double, replay: Double) {
+    private func ingest(work: String, certificates: Certificates?) throws -> (live: IngestRate, replay: IngestRate) {
         let recording = work + "/flood.jsonl"
         var text = ""
         for index in 0..<100_000 {
@@ -102,14 +105,14 @@ struct FeedBenchmark {
         }
         try text.write(toFile: recording, atomically: true, encoding: .utf8)
         let replayServer = try startServer(work: work, name: "replay", arguments: ["--feed", "replay:\(recording)@max,loop"])
-        let replay = try messageRate(replayServer.port, source: "replay")
+        let replay = try messageRate(replayServer, source: "replay")
         replayServer.process.stop()
 
         let endpoint = try startExchange(work: work, certificates: certificates)
         let liveServer = try startServer(work: work, name: "live", arguments: liveArguments(endpoint, certificates))
         try waitConnected(liveServer.port)
         endpoint.exchange.send(#"{"cmd":"flood","symbol":"BTC","count":2000000000,"rate":0}"#)
-        let live = try messageRate(liveServer.port, source: "finnhub")
+        let live = try messageRate(liveServer, source: "finnhub", exchange: endpoint.exchange)
         liveServer.process.stop()
         endpoint.exchange.stop()
         return (live, replay)
@@ -208,19 +211,53 @@ struct FeedBenchmark {
             count: sorted.count)
     }
 
-    private func messageRate(_ port: Int, source: String) throws -> Double {
-        try runBlocking {
+    /// An ingest part's rate, and the CPU each busy thread of the server (by name) and the exchange spent per
+    /// message over the same time: where a reading's time went, printed beside it.
+    struct IngestRate {
+        var perSecond: Double
+        /// Nanoseconds per message, by thread name; the exchange's process as "exchange".
+        var cpuPerMessage: [(name: String, nanoseconds: Double)]
+
+        var cpuText: String {
+            cpuPerMessage.map { "\($0.name) \(Int($0.nanoseconds.rounded())) ns" }.joined(separator: ", ")
+        }
+
+        var cpuJSON: String {
+            "{" + cpuPerMessage.map { "\"\($0.name)\":\(Int($0.nanoseconds.rounded()))" }.joined(separator: ",") + "}"
+        }
+    }
+
+    private func messageRate(
+        _ server: (process: BenchProcess, port: Int), source: String, exchange: BenchProcess? = nil
+    ) throws -> IngestRate {
+        let port = server.port
+        let serverPID = Int32(server.process.pid)
+        let exchangePID = exchange.map { Int32($0.pid) }
+        return try runBlocking {
             let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: port))
             defer { client.close() }
             func messages() async throws -> UInt64 {
                 try await client.healthCheck().feeds.first { $0.name == source }?.messages ?? 0
             }
+            func cpu() -> [String: Double] {
+                var seconds = ProcessMetrics.threadCPUSeconds(pid: serverPID)
+                if let exchangePID { seconds["exchange"] = ProcessMetrics.cpuSeconds(pid: exchangePID) }
+                return seconds
+            }
             try await Task.sleep(for: .milliseconds(Int(options.warmup * 1000)))
             let before = try await messages()
+            let cpuBefore = cpu()
             let start = MonotonicSeconds.now()
             try await Task.sleep(for: .milliseconds(Int(options.duration * 1000)))
             let after = try await messages()
-            return Double(after - before) / (MonotonicSeconds.now() - start)
+            let cpuAfter = cpu()
+            let count = Double(after - before)
+            // Threads that used at least a nanosecond a message, the busiest first.
+            let perMessage = cpuAfter.compactMap { name, seconds -> (String, Double)? in
+                let used = (seconds - (cpuBefore[name] ?? 0)) * 1e9 / max(count, 1)
+                return used >= 1 ? (name, used) : nil
+            }.sorted { $0.1 > $1.1 }
+            return IngestRate(perSecond: count / (MonotonicSeconds.now() - start), cpuPerMessage: perMessage)
         }
     }
 
