@@ -222,8 +222,16 @@ struct FeedBenchmark {
             cpuPerMessage.map { "\($0.name) \(Int($0.nanoseconds.rounded())) ns" }.joined(separator: ", ")
         }
 
+        /// A JSON object: thread names are the kernel's, so they are escaped as any string.
         var cpuJSON: String {
-            "{" + cpuPerMessage.map { "\"\($0.name)\":\(Int($0.nanoseconds.rounded()))" }.joined(separator: ",") + "}"
+            var writer = JSONWriter()
+            writer.beginObject()
+            for (name, nanoseconds) in cpuPerMessage {
+                writer.key(name)
+                writer.number(Int(nanoseconds.rounded()))
+            }
+            writer.endObject()
+            return String(decoding: writer.bytes, as: UTF8.self)
         }
     }
 
