@@ -33,7 +33,8 @@ struct BenchOptions {
                    help: "Ticks published per second (stream mode); 0 = as fast as the server takes them."),
         OptionSpec("symbols", .value(placeholder: "N"), default: "10", help: "Distinct symbols published (stream mode)."),
         OptionSpec("threads", .value(placeholder: "N"), default: "1", help: "Client event-loop threads."),
-        OptionSpec("server-pid", .value(placeholder: "PID"), help: "Idle mode: the coinwatchd process whose memory to read."),
+        OptionSpec("server-pid", .value(placeholder: "PID"),
+                   help: "Idle mode: the coinwatchd process whose memory to read. Unary mode: whose threads' CPU per request to print."),
         OptionSpec("token", .value(placeholder: "TOKEN"), environment: "COINWATCH_TOKEN", help: "Credential sent in Hello: a service key (with the scopes the mode needs) when the server runs "
                        + "with --auth required, or its publish token."),
         OptionSpec("tls", .flag, help: "Connect with TLS (the server's certificate checked against the system's CAs and --ca-file)."),
@@ -96,7 +97,8 @@ struct BenchOptions {
             """,
         options: all,
         sections: [("JSON (last line with --json)", """
-              unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client
+              unary:  requests_per_second, p50_ms, p99_ms, p999_ms, errors, requests, connections, in_flight, method, client,
+                      server_cpu_ns (with --server-pid: CPU ns per request by server thread name)
               stream: deliveries_per_second, p50_ms, p99_ms, gaps, deliveries, subscribers, ticks_published
               feeds:  ingest_live_per_second, ingest_replay_per_second, ingest_ratio, ingest_live_cpu_ns,
                       ingest_replay_cpu_ns (objects: CPU ns per message by thread name, the exchange as "exchange"),

@@ -2,7 +2,6 @@ import CoinWatchClient
 import CoinWatchCommandLine
 import CoinWatchCore
 import CoinWatchFeeds
-import CoinWatchMetrics
 import CoinWatchProto
 import CoinWatchRPC
 import Foundation
@@ -43,14 +42,14 @@ struct FeedBenchmark {
             let (live, replay) = try ingest(work: work.path, certificates: certificates)
             let ratio = replay.perSecond > 0 ? live.perSecond / replay.perSecond : 0
             print("feeds ingest: \(feed.plain ? "ws" : "wss")://, \(formatMillis(options.duration)) s each")
-            print("  live    \(Int(live.perSecond.rounded())) messages/s   CPU per message: \(live.cpuText)")
-            print("  replay  \(Int(replay.perSecond.rounded())) messages/s   CPU per message: \(replay.cpuText)")
+            print("  live    \(Int(live.perSecond.rounded())) messages/s   CPU per message: \(live.cpu.text)")
+            print("  replay  \(Int(replay.perSecond.rounded())) messages/s   CPU per message: \(replay.cpu.text)")
             print("  ratio   \(formatMillis(ratio)) (target ≥ 0.5)")
             results["ingest_live_per_second"] = "\(Int(live.perSecond.rounded()))"
             results["ingest_replay_per_second"] = "\(Int(replay.perSecond.rounded()))"
             results["ingest_ratio"] = formatMillis(ratio)
-            results["ingest_live_cpu_ns"] = live.cpuJSON
-            results["ingest_replay_cpu_ns"] = replay.cpuJSON
+            results["ingest_live_cpu_ns"] = live.cpu.json
+            results["ingest_replay_cpu_ns"] = replay.cpu.json
         }
         if feed.parts.contains("latency") {
             let (live, publish) = try latency(work: work.path, certificates: certificates)
@@ -211,28 +210,12 @@ struct FeedBenchmark {
             count: sorted.count)
     }
 
-    /// An ingest part's rate, and the CPU each busy thread of the server (by name) and the exchange spent per
-    /// message over the same time: where a reading's time went, printed beside it.
+    /// An ingest part's rate, and the CPU each busy thread of the server and the exchange spent per message over
+    /// the same time.
     struct IngestRate {
         var perSecond: Double
-        /// Nanoseconds per message, by thread name; the exchange's process as "exchange".
-        var cpuPerMessage: [(name: String, nanoseconds: Double)]
-
-        var cpuText: String {
-            cpuPerMessage.map { "\($0.name) \(Int($0.nanoseconds.rounded())) ns" }.joined(separator: ", ")
-        }
-
-        /// A JSON object: thread names are the kernel's, so they are escaped as any string.
-        var cpuJSON: String {
-            var writer = JSONWriter()
-            writer.beginObject()
-            for (name, nanoseconds) in cpuPerMessage {
-                writer.key(name)
-                writer.number(Int(nanoseconds.rounded()))
-            }
-            writer.endObject()
-            return String(decoding: writer.bytes, as: UTF8.self)
-        }
+        /// The exchange's process is "exchange".
+        var cpu: CPUPerOperation
     }
 
     private func messageRate(
@@ -248,9 +231,7 @@ struct FeedBenchmark {
                 try await client.healthCheck().feeds.first { $0.name == source }?.messages ?? 0
             }
             func cpu() -> [String: Double] {
-                var seconds = ProcessMetrics.threadCPUSeconds(pid: serverPID)
-                if let exchangePID { seconds["exchange"] = ProcessMetrics.cpuSeconds(pid: exchangePID) }
-                return seconds
+                CPUPerOperation.reading(pid: serverPID, processes: exchangePID.map { ["exchange": $0] } ?? [:])
             }
             try await Task.sleep(for: .milliseconds(Int(options.warmup * 1000)))
             let before = try await messages()
@@ -259,13 +240,10 @@ struct FeedBenchmark {
             try await Task.sleep(for: .milliseconds(Int(options.duration * 1000)))
             let after = try await messages()
             let cpuAfter = cpu()
-            let count = Double(after - before)
-            // Threads that used at least a nanosecond a message, the busiest first.
-            let perMessage = cpuAfter.compactMap { name, seconds -> (String, Double)? in
-                let used = (seconds - (cpuBefore[name] ?? 0)) * 1e9 / max(count, 1)
-                return used >= 1 ? (name, used) : nil
-            }.sorted { $0.1 > $1.1 }
-            return IngestRate(perSecond: count / (MonotonicSeconds.now() - start), cpuPerMessage: perMessage)
+            let count = Int(after - before)
+            return IngestRate(
+                perSecond: Double(count) / (MonotonicSeconds.now() - start),
+                cpu: CPUPerOperation(from: cpuBefore, to: cpuAfter, operations: count))
         }
     }
 

@@ -32,11 +32,14 @@ struct UnaryBenchmark {
             _ = driver.eventLoop.execute { driver.start() }
         }
         sleepSeconds(options.warmup)
+        let server = options.serverPID.map { Int32($0) }
+        let cpuBefore = server.map { CPUPerOperation.reading(pid: $0) }
         phase.set(.measuring)
         let start = nowNanos()
         sleepSeconds(options.duration)
         phase.set(.stopping)
         let elapsed = Double(nowNanos() - start) / 1e9
+        let cpuAfter = server.map { CPUPerOperation.reading(pid: $0) }
         var histogram = LatencyHistogram()
         var errors = 0
         var firstError: String?
@@ -60,17 +63,24 @@ struct UnaryBenchmark {
         let p50 = histogram.percentile(0.50, sorted: sorted)
         let p99 = histogram.percentile(0.99, sorted: sorted)
         let p999 = histogram.percentile(0.999, sorted: sorted)
+        // The server's threads over the measured time, per request answered in it (the readings are taken around
+        // the phase change, a few requests either way of it).
+        let cpu = cpuBefore.flatMap { before in
+            cpuAfter.map { CPUPerOperation(from: before, to: $0, operations: histogram.count) }
+        }
         print("unary \(options.method): \(options.connections) connections × \(options.inFlight) in flight, "
             + "\(options.client.rawValue) client, \(formatMillis(elapsed)) s")
         print("  requests/s  \(Int(rps.rounded()))")
         print("  latency ms  p50 \(formatMillis(p50))  p99 \(formatMillis(p99))  p999 \(formatMillis(p999))")
         print("  errors      \(errors)\(firstError.map { " (first: \($0))" } ?? "")")
+        if let cpu { print("  server CPU per request: \(cpu.text)") }
         if options.json {
             print("{\"mode\":\"unary\",\"method\":\"\(options.method)\",\"connections\":\(options.connections),"
                 + "\"in_flight\":\(options.inFlight),\"client\":\"\(options.client.rawValue)\","
                 + "\"duration_s\":\(formatMillis(elapsed)),\"requests\":\(histogram.count),"
                 + "\"requests_per_second\":\(Int(rps.rounded())),\"p50_ms\":\(formatMillis(p50)),\"p99_ms\":\(formatMillis(p99)),"
-                + "\"p999_ms\":\(formatMillis(p999)),\"errors\":\(errors)}")
+                + "\"p999_ms\":\(formatMillis(p999)),\"errors\":\(errors)"
+                + (cpu.map { ",\"server_cpu_ns\":\($0.json)" } ?? "") + "}")
         }
         return errors == 0 ? 0 : 1
     }
