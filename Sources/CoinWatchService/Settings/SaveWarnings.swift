@@ -19,17 +19,12 @@ enum SaveWarnings {
     }
 
     /// `response` (an encoded `SaveSettingsResponse`) with `warnings` appended as field 2: protobuf reads
-    /// concatenated encodings as one message, so the writer's pre-encoded answer is kept as it is. Each is written
-    /// as the field's tag, its length and its UTF-8, which is how protobuf encodes a string.
+    /// concatenated encodings as one message, so the writer's pre-encoded answer is kept as it is, and the warnings'
+    /// encoding is written after it in the same buffer.
     static func appending(_ warnings: [String], to response: [UInt8]) -> [UInt8] {
         guard !warnings.isEmpty else { return response }
         var extended = response
-        extended.reserveCapacity(response.count + warnings.reduce(0) { $0 + 3 + $1.utf8.count })
-        for warning in warnings {
-            extended.append(0x12)
-            Varint.append(UInt64(warning.utf8.count), to: &extended)
-            extended.append(contentsOf: warning.utf8)
-        }
+        V1.SaveSettingsResponse(warnings: warnings).serialize(appendingTo: &extended)
         return extended
     }
 }
