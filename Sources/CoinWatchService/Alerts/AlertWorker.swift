@@ -198,10 +198,15 @@ final class AlertWorker: @unchecked Sendable {
         NamedThread.start(name: "cw-alerts") { self.run() }
     }
 
-    /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped).
+    /// Queues `job` for the alert thread; `false` once `stop()` began (the job is dropped). Ticks go through
+    /// `post(ticks:)`: a tick job points into the inbox's buffer, so only the inbox makes one.
     @discardableResult
     func post(_ job: Job) -> Bool {
-        submit { inbox in
+        switch job {
+        case .ticks, .foldedTicks: preconditionFailure("ticks are posted with post(ticks:)")
+        default: break
+        }
+        return submit { inbox in
             inbox.jobs.append(job)
             return 0
         }
