@@ -19,24 +19,13 @@ extension SettingsStore {
                 try self.getSettingsEncoded(serializedRequest: payload, respond: respond)
             }),
             .unary(V1.CoinWatch.saveSettings, deferred: { request, context, responder in
-                let validated = Result { () throws(RPCError) in try SaveCommand(validating: request) }
+                // A request that cannot be saved is refused before a secret is issued for its device.
+                var command: SaveCommand
                 let claim: DeviceClaim?
                 do throws(RPCError) {
-                    // An invalid id is reported by the save's own validation, with the others.
-                    let device = try? DeviceID(validating: request.deviceID)
-                    claim = try device.flatMap { device throws(RPCError) in
-                        try claims?.claim(device, issuedBy: "SaveSettings", context: context)
-                    }
+                    command = try SaveCommand(validating: request)
+                    claim = try claims?.claim(command.device, issuedBy: "SaveSettings", context: context)
                 } catch {
-                    responder.fail(error)
-                    return
-                }
-                var command: SaveCommand
-                switch validated {
-                case .success(let valid):
-                    command = valid
-                case .failure(let error):
-                    if let claim { claims?.credentials.finishClaim(claim, stored: false) }
                     responder.fail(error)
                     return
                 }

@@ -67,6 +67,25 @@ struct DeviceClaimTests {
         await harness.shutdown()
     }
 
+    @Test("a save that is not valid is refused with its reason before any secret is issued")
+    func invalidSaveIssuesNothing() async throws {
+        let directory = try TemporaryDirectory(prefix: "claims")
+        let (harness, credentials) = try Self.harness(directory)
+        let connection = try await harness.connect()
+        let invalid = V1.SaveSettingsRequest(
+            deviceID: "phone-1", setRules: ["BTC": rule(below: "70000", above: "60000")], removeSymbols: [],
+            precondition: nil)
+        let error = await #expect(throws: RPCError.self) {
+            try await connection.unary(V1.CoinWatch.saveSettings, invalid)
+        }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("below (70000) must be less than above (60000)") == true)
+        #expect(!credentials.isClaimed(try DeviceID(validating: "phone-1")))
+        #expect(try harness.database.get(Array("auth:device:phone-1".utf8)) == nil)
+        connection.close()
+        await harness.shutdown()
+    }
+
     @Test("a device claimed by another call since authorisation refuses an anonymous caller when auth is required")
     func lostRace() throws {
         let credentials = try CredentialStore(database: nil)
