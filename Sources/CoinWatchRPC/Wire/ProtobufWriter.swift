@@ -1,17 +1,19 @@
 import CoinWatchProto
 
-/// Just enough of the protobuf wire format to write the RPC envelope by hand.
+/// Just enough of the protobuf wire format to write the RPC envelope, and fields added to an already encoded
+/// answer, by hand.
 ///
 /// The envelope frames (`End`, `Message`, `Call`) wrap a payload that is already
 /// encoded. Building them through the generated encoder would copy the payload
 /// into a C struct and back out; writing the few envelope fields directly lets a
 /// payload be placed once, or shared by many frames ("encode once, send many").
-/// Every writer here is checked against the generated decoder in the tests.
-struct ProtobufWriter {
+/// The same holds for a field appended to an answer encoded elsewhere (SaveSettings' warnings after the writer's
+/// encoded response). Every writer here is checked against the generated decoder in the tests.
+package struct ProtobufWriter {
     private(set) var pointer: UnsafeMutableRawPointer
     let end: UnsafeMutableRawPointer
 
-    init(_ buffer: UnsafeMutableRawBufferPointer) {
+    package init(_ buffer: UnsafeMutableRawBufferPointer) {
         pointer = buffer.baseAddress!
         end = buffer.baseAddress! + buffer.count
     }
@@ -26,7 +28,7 @@ struct ProtobufWriter {
     static func tagSize(_ field: Int) -> Int { varintSize(UInt64(field) << 3) }
 
     /// Size of a length-delimited field holding `length` bytes.
-    static func delimitedSize(field: Int, length: Int) -> Int {
+    package static func delimitedSize(field: Int, length: Int) -> Int {
         tagSize(field) + varintSize(UInt64(length)) + length
     }
 
@@ -69,10 +71,10 @@ struct ProtobufWriter {
         writeBytes(bytes)
     }
 
-    mutating func writeString(_ field: Int, _ text: String) {
+    package mutating func writeString(_ field: Int, _ text: String) {
         var text = text
         text.withUTF8 { writeDelimited(field, UnsafeRawBufferPointer($0)) }
     }
 
-    var isFull: Bool { pointer == end }
+    package var isFull: Bool { pointer == end }
 }
