@@ -40,10 +40,14 @@ public final class CoinWatchService: Sendable {
     public let health = HealthState()
     let logger: Logger
 
-    /// - Parameter makeFeed: makes the feed that publishes into the hub, once the hub exists; it does not run
-    ///   until `start()`. Errors it throws are rethrown after everything opened so far is closed again.
+    /// - Parameters:
+    ///   - journal: the store's settings journal, when the caller opened it (`SettingsStore.openJournal`) before
+    ///     reading the store, as `coinwatchd` does; the caller closes it after `close()`. Without it the settings
+    ///     store opens its own.
+    ///   - makeFeed: makes the feed that publishes into the hub, once the hub exists; it does not run until
+    ///     `start()`. Errors it throws are rethrown after everything opened so far is closed again.
     public init(
-        database: Database, configuration: Configuration, logger: Logger = .disabled,
+        database: Database, journal: WriteAheadJournal? = nil, configuration: Configuration, logger: Logger = .disabled,
         makeFeed: (PriceHub) throws -> any PriceFeed = { _ in NoFeed() }
     ) throws {
         self.configuration = configuration
@@ -55,7 +59,7 @@ public final class CoinWatchService: Sendable {
         // The alert index is built from every device's rules: collected from the settings load's own pass.
         var rulesAtLoad: [RuleRecord] = []
         do {
-            settings = try SettingsStore(database: database) { device, rule in
+            settings = try SettingsStore(database: database, journal: journal) { device, rule in
                 rulesAtLoad.append(AlertStorage.ruleRecord(device, rule))
             }
         } catch {

@@ -39,9 +39,10 @@ import Synchronization
 /// (u32), value. Replay stops at the first record whose length is zero or runs past the end, whose checksum fails
 /// (a torn write) or whose sequence number is not the next one (the rest of an older round of the file).
 ///
-/// One appender and one syncer at a time (the settings store's writer and sync threads); `close()` only after both
-/// have stopped. The state is behind a `Mutex`, which `sync` does not hold while it waits for the disk, so the
-/// appender is never held up by a sync.
+/// Appends are serialised by the state's `Mutex`, syncs by `syncLock`: the settings store's writer and sync threads
+/// do both all the time, and the credential store commits its rare changes through the same journal, so they are
+/// ordered with the records a replay applies. `close()` only after every writer has stopped. `sync` does not hold
+/// the state's lock while it waits for the disk, so an appender is never held up by a sync.
 public final class WriteAheadJournal: Sendable {
     /// The journal's size when it is created: room for several seconds of saves at full speed between checkpoints.
     public static let defaultCapacity = 32 << 20

@@ -114,7 +114,7 @@ enum CredentialCommands {
 
     /// Opens the store in `directory`, runs `body` over its credentials, closes it; 1 with a message on failure.
     static func withStore(_ directory: String, create: Bool, _ body: (CredentialStore) throws(AuthError) -> Void) -> Int32 {
-        let database: Database
+        let store: OpenedStore
         // LevelDB keeps the name of its current manifest in CURRENT: without it there is no store to open.
         if !create && !FileManager.default.fileExists(atPath: directory + "/CURRENT") {
             CommandRunner.printError("coinwatchd: there is no store in \(directory)")
@@ -122,12 +122,12 @@ enum CredentialCommands {
         }
         do {
             if create {
-                database = try Daemon.openStore(directory)
+                store = try Daemon.openStore(directory)
             } else {
                 var options = Database.Options()
                 options.createIfMissing = false
                 options.paranoidChecks = true
-                database = try Database(path: directory, options: options)
+                store = try OpenedStore(Database(path: directory, options: options))
             }
         } catch {
             let reason: String
@@ -141,9 +141,9 @@ enum CredentialCommands {
             CommandRunner.printError("coinwatchd: \(reason)")
             return 1
         }
-        defer { database.close() }
+        defer { store.close() }
         do {
-            try body(try CredentialStore(database: database))
+            try body(try CredentialStore(database: store.database, journal: store.journal))
             return 0
         } catch {
             CommandRunner.printError("coinwatchd: \(error.message)")

@@ -59,9 +59,9 @@ struct Daemon {
                     + "429 TooManyProviderTokenUpdates", ["token_refresh": DurationText.format(apns.tokenRefresh)])
             }
         }
-        let database: Database
+        let store: OpenedStore
         do {
-            database = try Self.openStore(options.dataDirectory)
+            store = try Self.openStore(options.dataDirectory)
         } catch {
             // Start-up failures are said once, as one sentence for the operator (not also as a log line).
             CommandRunner.printError("coinwatchd: \(Self.explain(error, dataDirectory: options.dataDirectory))")
@@ -69,9 +69,10 @@ struct Daemon {
         }
         let credentials: CredentialStore
         do {
-            credentials = try CredentialStore(database: database, publishToken: options.publishToken)
+            credentials = try CredentialStore(
+                database: store.database, journal: store.journal, publishToken: options.publishToken)
         } catch {
-            database.close()
+            store.close()
             logger.error("cannot load the credentials", ["data": options.dataDirectory, "reason": error.message])
             // The credentials are the first records read from the store, so a damaged table shows up here first.
             CommandRunner.printError("coinwatchd: cannot read the credentials in \(options.dataDirectory) (\(error.message)); "
@@ -88,7 +89,7 @@ struct Daemon {
             do {
                 cluster = try ClusterNode(configuration: clusterConfiguration, logger: logger.labeled("cluster"))
             } catch {
-                database.close()
+                store.close()
                 CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
                 return 1
             }
@@ -97,20 +98,22 @@ struct Daemon {
         do {
             let feed = options.feed
             let feedConfiguration = options.feedConfiguration
-            service = try CoinWatchService(database: database, configuration: configuration, logger: logger) { hub in
+            service = try CoinWatchService(
+                database: store.database, journal: store.journal, configuration: configuration, logger: logger
+            ) { hub in
                 try feed.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
             }
         } catch let error as StoreError {
             // LevelDB opens a store without reading its table files; damage there shows up while loading.
-            database.close()
+            store.close()
             CommandRunner.printError("coinwatchd: \(Self.explainLoad(error, dataDirectory: options.dataDirectory))")
             return 1
         } catch let error as FeedError {
-            database.close()
+            store.close()
             CommandRunner.printError("coinwatchd: cannot start the feed: \(error.message)")
             return 1
         } catch {
-            database.close()
+            store.close()
             configuration.push.sender?.close()
             CommandRunner.printError("coinwatchd: \(error)")
             return 1
@@ -121,7 +124,7 @@ struct Daemon {
             } catch {
                 cluster.close()
                 service.close()
-                database.close()
+                store.close()
                 CommandRunner.printError("coinwatchd: cannot join the cluster: \(error.message)")
                 return 1
             }
@@ -159,7 +162,7 @@ struct Daemon {
         } catch {
             cluster?.close()
             service.close()
-            database.close()
+            store.close()
             let address = options.listen.addresses.map(\.hostAndPort).joined(separator: ", ")
             CommandRunner.printError("coinwatchd: cannot listen on \(address): \(error.description(naming: address))")
             return 1
@@ -191,7 +194,7 @@ struct Daemon {
         done.wait()
         cluster?.close()
         service.close()
-        database.close()
+        store.close()
         let writes = service.settings.stats
         logger.info("stopped", [
             "writes": "\(writes.writesCommitted)", "rounds": "\(writes.batchesWritten)", "syncs": "\(writes.syncs)",
@@ -253,7 +256,7 @@ struct Daemon {
         }
     }
 
-    static func openStore(_ directory: String) throws(StoreError) -> Database {
+    static func openStore(_ directory: String) throws(StoreError) -> OpenedStore {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -261,7 +264,7 @@ struct Daemon {
         }
         var options = Database.Options()
         options.paranoidChecks = true
-        return try Database(path: directory, options: options)
+        return try OpenedStore(Database(path: directory, options: options))
     }
 
     /// The one-line explanation an operator needs for each way opening can fail.

@@ -243,6 +243,71 @@ struct AuthorizationTests {
         #expect(claimed.deviceSecret.hasPrefix("cwd_") && claimed.deviceSecret != fixture.phone1)
     }
 
+    @Test("a device claimed by its first save keeps its secret across kill -9: it is not free to claim afterwards")
+    func claimSurvivesCrash() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.group.syncShutdownGracefully() }
+        // phone-1 and phone-2 were claimed through the settings journal; nothing has checkpointed it yet.
+        fixture.server.crash()
+        let restarted = try await ServerProcess.start(
+            dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
+        defer { restarted.stop() }
+        var options = RPCClientConnection.Options()
+        options.authToken = fixture.phone1
+        let phone = try await RPCClientConnection.connect(
+            host: "127.0.0.1", port: restarted.port, on: fixture.group.next(), options: options)
+        defer { phone.close() }
+        let settings = try await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"))
+        #expect(settings.settings?.rules["ETH"] != nil)
+        let anonymous = try await RPCClientConnection.connect(
+            host: "127.0.0.1", port: restarted.port, on: fixture.group.next())
+        defer { anonymous.close() }
+        let error = await #expect(throws: RPCError.self, "anyone could claim a device claimed before the crash") {
+            try await anonymous.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(deviceID: "phone-2"))
+        }
+        #expect(error?.code == .unauthenticated)
+    }
+
+    @Test("a device reset survives kill -9: the first save's secret, replayed from the journal, does not come back")
+    func deviceResetSurvivesCrash() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.group.syncShutdownGracefully() }
+        let admin = try await fixture.connect(hello: fixture.admin)
+        // phone-1's secret came with its first save, through the settings journal; the resets write directly.
+        let reset = try await admin.unary(V1.Admin.resetDevice, V1.ResetDeviceRequest(deviceID: "phone-1"))
+        #expect(reset.hadSecret)
+        let reissued = try await admin.unary(
+            V1.Admin.resetDevice, V1.ResetDeviceRequest(deviceID: "phone-2", issueSecret: true))
+        #expect(reissued.deviceSecret.hasPrefix("cwd_") && reissued.deviceSecret != fixture.phone2)
+        admin.close()
+        fixture.server.crash()
+
+        // The credentials are loaded before the settings journal replays, so a replayed secret shows only from the
+        // start after.
+        let replayed = try await ServerProcess.start(
+            dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
+        replayed.stop()
+        let restarted = try await ServerProcess.start(
+            dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
+        defer { restarted.stop() }
+        func code(_ token: String, _ device: String) async throws -> RPCError.Code {
+            var options = RPCClientConnection.Options()
+            options.authToken = token
+            let connection = try await RPCClientConnection.connect(
+                host: "127.0.0.1", port: restarted.port, on: fixture.group.next(), options: options)
+            defer { connection.close() }
+            do {
+                _ = try await connection.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: device))
+                return .ok
+            } catch {
+                return error.code
+            }
+        }
+        #expect(try await code(fixture.phone1, "phone-1") == .unauthenticated, "a reset secret came back")
+        #expect(try await code(fixture.phone2, "phone-2") == .unauthenticated, "a replaced secret came back")
+        #expect(try await code(reissued.deviceSecret, "phone-2") == .ok, "the secret the reset issued was lost")
+    }
+
     @Test("--public-prices lets anonymous callers read prices and nothing else")
     func publicPrices() async throws {
         let fixture = try await Fixture(arguments: ["--public-prices"])

@@ -102,4 +102,36 @@ struct DaemonCredentialCommandsTests {
         #expect(second.deviceSecret.isEmpty)
         #expect(!server.log.contains(first.deviceSecret))
     }
+
+    @Test("devices reset on the directory of a crashed server sticks: the next start does not bring the old secret back")
+    func resetAfterCrash() async throws {
+        let server = try await ServerProcess.start(arguments: ["--auth", "required"])
+        let group = try EventLoopGroup(threads: 1, namePrefix: "claims-e2e")
+        defer { group.syncShutdownGracefully() }
+        let anonymous = try await RPCClientConnection.connect(host: "127.0.0.1", port: server.port, on: group.next())
+        // The first save's secret is in the settings journal, which a crash leaves unreplayed.
+        let saved = try await anonymous.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(deviceID: "phone-8"))
+        anonymous.close()
+        #expect(saved.deviceSecret.hasPrefix("cwd_"))
+        server.crash()
+
+        let store = server.dataDirectory.path + "/db"
+        let reset = try ServerProcess.run(["devices", "reset", "phone-8", "--data", store])
+        #expect(reset.status == 0, "output: \(reset.output)")
+        #expect(reset.output.contains("device phone-8: its secret was forgotten"), "output: \(reset.output)")
+
+        // A start replays the journal; a secret it brought back would be loaded by the start after.
+        try await ServerProcess.start(dataDirectory: server.dataDirectory, arguments: ["--auth", "required"]).stop()
+        let restarted = try await ServerProcess.start(dataDirectory: server.dataDirectory, arguments: ["--auth", "required"])
+        defer { restarted.stop() }
+        var options = RPCClientConnection.Options()
+        options.authToken = saved.deviceSecret
+        let phone = try await RPCClientConnection.connect(
+            host: "127.0.0.1", port: restarted.port, on: group.next(), options: options)
+        defer { phone.close() }
+        let error = await #expect(throws: RPCError.self, "the reset secret works again") {
+            try await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-8"))
+        }
+        #expect(error?.code == .unauthenticated)
+    }
 }

@@ -18,6 +18,8 @@ public final class CredentialStore: Sendable {
     public static let publishTokenID = "publish-token"
 
     let database: Database?
+    /// The store's settings journal, through which every change is committed when it is given (see `commit`).
+    let journal: WriteAheadJournal?
     let clock: @Sendable () -> Int64
     private let keys: Mutex<[String: StoredKey]>
     private let deviceShards: [DeviceShard]
@@ -48,13 +50,19 @@ public final class CredentialStore: Sendable {
     /// tests and tools).
     ///
     /// - Parameters:
+    ///   - journal: the store's settings journal, opened (and so replayed) before this loads; changes are then
+    ///     committed through it. A device's first save writes the device's secret through that journal, and a later
+    ///     open replays the journal's records after its last checkpoint, so a reset written beside it would be
+    ///     undone by the replay: the old secret would come back. Nil writes straight to `database`, for stores
+    ///     whose settings never go through a journal (tests).
     ///   - publishToken: the `--publish-token`, accepted as a key with `prices:publish`; nil or empty for none.
     ///   - clock: milliseconds since the Unix epoch, for creation and revocation times (the wall clock by default).
     public init(
-        database: Database?, publishToken: String? = nil,
+        database: Database?, journal: WriteAheadJournal? = nil, publishToken: String? = nil,
         clock: (@Sendable () -> Int64)? = nil
     ) throws(AuthError) {
         self.database = database
+        self.journal = journal
         self.clock = clock ?? { WallClock.milliseconds() }
         var keyTable: [String: StoredKey] = [:]
         var shards = [[String: DeviceState]](repeating: [:], count: Self.shardCount)
@@ -283,18 +291,27 @@ public final class CredentialStore: Sendable {
     // MARK: Storage
 
     private func put(_ key: [UInt8], _ value: [UInt8]) throws(AuthError) {
-        guard let database else { return }
-        do {
-            try database.put(key, value, sync: true)
-        } catch {
-            throw AuthError(code: .storeFailure, message: "cannot store the credential: \(error.message)")
-        }
+        var batch = WriteBatch()
+        batch.put(key, value)
+        try commit(batch)
     }
 
     private func remove(_ key: [UInt8]) throws(AuthError) {
+        var batch = WriteBatch()
+        batch.delete(key)
+        try commit(batch)
+    }
+
+    /// Makes `batch` durable: through the journal when there is one, so it is ordered after every record the
+    /// journal may replay (see `init`), else as a synced write.
+    private func commit(_ batch: WriteBatch) throws(AuthError) {
         guard let database else { return }
         do {
-            try database.delete(key, sync: true)
+            if let journal {
+                try journal.commit(batch)
+            } else {
+                try database.write(batch, sync: true)
+            }
         } catch {
             throw AuthError(code: .storeFailure, message: "cannot store the credential: \(error.message)")
         }

@@ -47,20 +47,42 @@ public final class SettingsStore: Sendable {
     /// alert service's start-up collects them this way instead of reading every record again).
     convenience init(
         database: Database,
+        journal: WriteAheadJournal? = nil,
         options: Options = Options(),
         onLoadedRule: @escaping (DeviceID, StoredRule) -> Void
     ) throws(StoreError) {
         try self.init(
-            database: database, sink: nil, options: options, clock: WallClock.milliseconds,
+            database: database, journal: journal, sink: nil, options: options, clock: WallClock.milliseconds,
             onLoadedRule: onLoadedRule
         )
     }
 
-    /// The designated initialiser. Without a `sink`, batches go through the settings journal (opened here, after
-    /// the schema check and before the load, so the load sees every batch the journal replays); tests pass a sink
-    /// that can fail on demand.
+    /// Opens the settings journal of `database`, applying to the database every batch recorded after its last
+    /// checkpoint (see `WriteAheadJournal`).
+    ///
+    /// Whoever opens a store opens this first and reads or writes the store only afterwards (`coinwatchd` and its
+    /// offline commands do). Until the replay, LevelDB may lack batches that were acknowledged before a crash of the
+    /// machine, device secrets issued by first saves among them; and a write made beside the journal to one of its
+    /// keys would be undone when a later open replays the record before it. Writers of such keys outside the settings
+    /// writer commit through the journal (`CredentialStore`).
+    public static func openJournal(
+        _ database: Database, capacity: Int = WriteAheadJournal.defaultCapacity
+    ) throws(StoreError) -> WriteAheadJournal {
+        try WriteAheadJournal(
+            path: StorageLayout.journalPath(database.path),
+            database: database,
+            checkpointKey: StorageLayout.journalCheckpointKey,
+            capacity: capacity
+        )
+    }
+
+    /// The designated initialiser. Batches go to `sink` when given (tests pass one that can fail on demand), else
+    /// through `journal`, else through a journal opened here (after the schema check and before the load, so the
+    /// load sees every batch the journal replays) and closed when the writer stops. A journal passed in stays open:
+    /// whoever opened it closes it, after `close()` here.
     init(
         database: Database,
+        journal: WriteAheadJournal? = nil,
         sink: (any SettingsBatchSink)?,
         options: Options,
         clock: @escaping @Sendable () -> Int64,
@@ -68,22 +90,18 @@ public final class SettingsStore: Sendable {
     ) throws(StoreError) {
         try options.validate()
         try StorageSchema.check(database)
-        let journal: WriteAheadJournal? = sink != nil ? nil : try WriteAheadJournal(
-            path: StorageLayout.journalPath(database.path),
-            database: database,
-            checkpointKey: StorageLayout.journalCheckpointKey,
-            capacity: options.journalCapacity
-        )
+        let opened: WriteAheadJournal? = sink != nil || journal != nil
+            ? nil : try Self.openJournal(database, capacity: options.journalCapacity)
         let table = SettingsTable()
         do throws(StoreError) {
             try Self.load(from: database, into: table, onLoadedRule: onLoadedRule)
         } catch {
-            journal?.close()
+            opened?.close()
             throw error
         }
         self.table = table
         self.queue = SettingsWriteQueue(limit: options.maxPendingWrites)
-        self.writer = SettingsWriter(sink: sink ?? journal!, table: table, queue: queue, clock: clock)
+        self.writer = SettingsWriter(sink: sink ?? journal ?? opened!, table: table, queue: queue, clock: clock)
 
         writerExited.enter()
         writerExited.enter()
@@ -95,9 +113,9 @@ public final class SettingsStore: Sendable {
         }
         NamedThread.start(name: "cw-settings-sync") {
             writer.runSync()
-            // The journal lives as long as the threads that write to it; this one finishes last (it answers the
-            // rounds the writer handed over before stopping).
-            journal?.close()
+            // A journal opened here lives as long as the threads that write to it; this one finishes last (it
+            // answers the rounds the writer handed over before stopping).
+            opened?.close()
             writerExited.leave()
         }
     }
