@@ -181,7 +181,7 @@ let package = Package(
         .target(
             name: "CoinWatchCluster",
             dependencies: [
-                "CNATS", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CNATS", "CoinWatchAuth", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
                 "CoinWatchService",
             ],
             swiftSettings: swiftSettings
@@ -362,7 +362,7 @@ let package = Package(
         .testTarget(
             name: "CoinWatchClusterTests",
             dependencies: [
-                "CoinWatchCluster", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
+                "CoinWatchAuth", "CoinWatchCluster", "CoinWatchCore", "CoinWatchLogging", "CoinWatchMetrics", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC",
                 "CoinWatchService", "CoinWatchStore", "CoinWatchTestSupport",
             ],
             swiftSettings: swiftSettings

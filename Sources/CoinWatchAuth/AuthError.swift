@@ -24,6 +24,8 @@ public struct AuthError: CoinWatchError {
         public static let corruption = Code("corruption")
         /// No secret can be made now: the system's random source failed.
         public static let unavailable = Code("unavailable")
+        /// The device was claimed elsewhere first (another node of the cluster).
+        public static let alreadyClaimed = Code("alreadyClaimed")
     }
 
     public let code: Code
@@ -43,6 +45,7 @@ public struct AuthError: CoinWatchError {
         case .notFound: .notFound
         case .aborted: .aborted
         case .corruption: .dataLoss
+        case .alreadyClaimed: .unauthenticated
         default: .unavailable
         }
         return RPCError(code: status, message: message)

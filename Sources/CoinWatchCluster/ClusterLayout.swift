@@ -37,6 +37,8 @@ enum ClusterLayout {
     static let lastPricesBucket = "coinwatch-prices"
     /// Device → settings record: the store of record in cluster mode.
     static let settingsBucket = "coinwatch-settings"
+    /// Credential store key (`auth:key:<id>`, `auth:device:<device>`) → its record: the credentials of record.
+    static let credentialsBucket = "coinwatch-credentials"
     /// Leases: `feed.<name>`, `shard.<NN>`; the bucket's age limit is the lease TTL.
     static let leasesBucket = "coinwatch-leases"
     /// Replicated alert state per shard: `arm.<NN>.<device>`, `out.<NN>.<device>.<SYMBOL>`, `ckpt.<NN>`.

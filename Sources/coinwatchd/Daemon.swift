@@ -120,7 +120,7 @@ struct Daemon {
         }
         if let cluster {
             do {
-                try attach(cluster, to: service, logger: logger)
+                try attach(cluster, to: service, credentials: credentials, logger: logger)
             } catch {
                 cluster.close()
                 service.close()
@@ -246,12 +246,14 @@ struct Daemon {
     }
 
     /// Puts the opened service on the cluster: the price bus, and the feed behind its lease.
-    func attach(_ cluster: ClusterNode, to service: CoinWatchService, logger: Logger) throws(ClusterError) {
+    func attach(
+        _ cluster: ClusterNode, to service: CoinWatchService, credentials: CredentialStore, logger: Logger
+    ) throws(ClusterError) {
         let spec = options.feed
         let feedConfiguration = options.feedConfiguration
         let hub = service.hub
         let feedName = spec.sources.isEmpty ? "" : spec.description
-        try cluster.attach(service, feedName: feedName) {
+        try cluster.attach(service, credentials: credentials, feedName: feedName) {
             try spec.makeFeed(hub: hub, configuration: feedConfiguration, logger: logger)
         }
     }

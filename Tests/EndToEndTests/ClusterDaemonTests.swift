@@ -108,6 +108,68 @@ struct ClusterDaemonTests {
         }
     }
 
+    @Test func credentialsHoldAcrossNodes() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let auth = ["--auth", "required"]
+        // An admin key made on node a's store before it first joins is offered to the cluster.
+        let data = try TemporaryDirectory(prefix: "cluster-auth")
+        let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
+        let admin = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
+        let a = try await ServerProcess.start(
+            dataDirectory: data, arguments: ["--cluster", nats.urls, "--node-id", "a", "--lease-ttl", "2s"] + auth)
+        defer { a.crash() }
+        let b = try await ServerProcess.start(arguments: ["--cluster", nats.urls, "--node-id", "b", "--lease-ttl", "2s"] + auth)
+        defer { b.crash() }
+        let group = try EventLoopGroup(threads: 1, namePrefix: "cluster-auth")
+        defer { group.syncShutdownGracefully() }
+        let onA = try await RPCClientConnection.connect(host: "127.0.0.1", port: a.port, on: group.next())
+        defer { onA.close() }
+        let claimed = try await onA.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+            deviceID: "phone-1", setRules: ["BTC": V1.AlertRule(below: V1.Decimal(mantissa: 10, scale: 0))]))
+        #expect(claimed.deviceSecret.hasPrefix("cwd_"))
+        let onB = try await RPCClientConnection.connect(host: "127.0.0.1", port: b.port, on: group.next())
+        defer { onB.close() }
+        // Once node b has the settings, it has the claim that came with them.
+        let replicated = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            var options = RPCClientConnection.Options()
+            options.authToken = claimed.deviceSecret
+            guard let phone = try? await RPCClientConnection.connect(
+                host: "127.0.0.1", port: b.port, on: group.next(), options: options) else { return false }
+            defer { phone.close() }
+            return (try? await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1")))?
+                .settings?.version == 1
+        }
+        #expect(replicated, "the secret issued on node a does not work on node b")
+        let error = await #expect(throws: RPCError.self, "an anonymous caller claimed a claimed device on node b") {
+            try await onB.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+                deviceID: "phone-1", setRules: ["BTC": V1.AlertRule(below: V1.Decimal(mantissa: 1, scale: 0))]))
+        }
+        #expect(error?.code == .unauthenticated)
+
+        // Node a's admin key works on node b, and a reset there ends the secret on node a.
+        var adminOptions = RPCClientConnection.Options()
+        adminOptions.authToken = admin
+        let adminOnB = try await RPCClientConnection.connect(
+            host: "127.0.0.1", port: b.port, on: group.next(), options: adminOptions)
+        defer { adminOnB.close() }
+        let reset = try await adminOnB.unary(V1.Admin.resetDevice, V1.ResetDeviceRequest(deviceID: "phone-1"))
+        #expect(reset.hadSecret)
+        let refusedOnA = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            var options = RPCClientConnection.Options()
+            options.authToken = claimed.deviceSecret
+            guard let phone = try? await RPCClientConnection.connect(
+                host: "127.0.0.1", port: a.port, on: group.next(), options: options) else { return false }
+            defer { phone.close() }
+            do {
+                _ = try await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"))
+                return false
+            } catch {
+                return (error as? RPCError)?.code == .unauthenticated
+            }
+        }
+        #expect(refusedOnA, "a device reset on node b kept its secret on node a")
+    }
+
     static func outcome(_ client: CoinWatchClient, _ symbol: String, expecting version: UInt64) async -> RPCError.Code? {
         do {
             _ = try await client.saveSettings(V1.SaveSettingsRequest(

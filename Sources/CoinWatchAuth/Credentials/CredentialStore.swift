@@ -21,12 +21,14 @@ public final class CredentialStore: Sendable {
     /// The store's settings journal, through which every change is committed when it is given (see `commit`).
     let journal: WriteAheadJournal?
     let clock: @Sendable () -> Int64
-    private let keys: Mutex<[String: StoredKey]>
-    private let deviceShards: [DeviceShard]
+    let keys: Mutex<[String: StoredKey]>
+    let deviceShards: [DeviceShard]
     private let generationCounter = Atomic<UInt64>(1)
     private let claimCounter = Atomic<UInt64>(0)
     /// Serialises the writes of key and device changes, so two admins cannot interleave a read and a write.
-    private let writeLock = Mutex<Void>(())
+    let writeLock = Mutex<Void>(())
+    /// Cluster mode's store of record (`replicate(through:)`); nil on a single node.
+    let replicator = Mutex<(any CredentialReplicator)?>(nil)
     private let publishTokenHash: SecretHash?
     private let invalidationObservers = Mutex<[@Sendable () -> Void]>([])
 
@@ -88,7 +90,7 @@ public final class CredentialStore: Sendable {
     }
 
     /// A credential stopped being valid: moves the generation, then tells the observers.
-    private func invalidated() {
+    func invalidated() {
         generationCounter.add(1, ordering: .releasing)
         for observer in invalidationObservers.withLock({ $0 }) { observer() }
     }
@@ -302,9 +304,23 @@ public final class CredentialStore: Sendable {
         try commit(batch)
     }
 
-    /// Makes `batch` durable: through the journal when there is one, so it is ordered after every record the
-    /// journal may replay (see `init`), else as a synced write.
+    /// Makes `batch` durable: first where every node reads it in cluster mode (`replicate(through:)`), then in
+    /// this node's store.
     private func commit(_ batch: WriteBatch) throws(AuthError) {
+        if let replicator = replicator.withLock({ $0 }) {
+            for operation in batch.operations {
+                switch operation {
+                case .put(let key, let value): try replicator.store(key, value)
+                case .delete(let key): try replicator.store(key, nil)
+                }
+            }
+        }
+        try commitLocally(batch)
+    }
+
+    /// Makes `batch` durable in this node's store: through the journal when there is one, so it is ordered after
+    /// every record the journal may replay (see `init`), else as a synced write.
+    func commitLocally(_ batch: WriteBatch) throws(AuthError) {
         guard let database else { return }
         do {
             if let journal {

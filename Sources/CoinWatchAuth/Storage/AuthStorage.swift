@@ -105,13 +105,23 @@ struct DeviceSecretRecord: Sendable {
         V1.StoredDeviceSecret(secretSha256: secretHash.bytes, issuedAtMs: issuedAtMs, issuedBy: issuedBy).serializedBytes()
     }
 
+    /// The device that `auth:device:<device>` names.
+    static func device(key: [UInt8]) throws(AuthError) -> DeviceID {
+        let text = String(decoding: key.dropFirst(AuthStorage.devicePrefix.count), as: UTF8.self)
+        guard key.starts(with: AuthStorage.devicePrefix), let device = try? DeviceID(validating: text),
+            device.rawValue == text
+        else {
+            throw AuthError(
+                code: .corruption,
+                message: "record '\(AuthStorage.describe(key))': the key is not a canonical device id")
+        }
+        return device
+    }
+
     /// Decodes `auth:device:<device>`.
     static func decode(key: [UInt8], value: [UInt8]) throws(AuthError) -> (DeviceID, DeviceSecretRecord) {
         let name = AuthStorage.describe(key)
-        let text = String(decoding: key.dropFirst(AuthStorage.devicePrefix.count), as: UTF8.self)
-        guard let device = try? DeviceID(validating: text), device.rawValue == text else {
-            throw AuthError(code: .corruption, message: "record '\(name)': the key is not a canonical device id")
-        }
+        let device = try device(key: key)
         let record: V1.StoredDeviceSecret
         do {
             record = try V1.StoredDeviceSecret(serializedBytes: value, maxBytes: 1 << 16)

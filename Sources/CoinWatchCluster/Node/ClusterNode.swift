@@ -1,3 +1,4 @@
+public import CoinWatchAuth
 public import CoinWatchLogging
 public import CoinWatchService
 import CoinWatchCore
@@ -32,6 +33,7 @@ public final class ClusterNode: @unchecked Sendable {
     private var service: CoinWatchService?
     private var bus: ClusterPriceBus?
     private var settings: ClusterSettings?
+    private var credentials: ClusterCredentials?
     private var alertRelay: ClusterAlertRelay?
     private var makeFeed: (@Sendable () throws -> any PriceFeed)?
     private var feedName = ""
@@ -48,6 +50,7 @@ public final class ClusterNode: @unchecked Sendable {
     struct Buckets {
         let lastPrices: KeyValueBucket
         let settings: KeyValueBucket
+        let credentials: KeyValueBucket
         let leases: KeyValueBucket
         let alerts: KeyValueBucket
         let nodes: KeyValueBucket
@@ -117,6 +120,7 @@ public final class ClusterNode: @unchecked Sendable {
         return Buckets(
             lastPrices: try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket, replicas: replicas)),
             settings: try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket, replicas: replicas)),
+            credentials: try jetStream.keyValue(.init(name: ClusterLayout.credentialsBucket, replicas: replicas)),
             leases: try jetStream.keyValue(.init(
                 name: ClusterLayout.leasesBucket, ttlNs: configuration.leaseTTL.inNanoseconds, replicas: replicas)),
             alerts: try jetStream.keyValue(.init(name: ClusterLayout.alertsBucket, replicas: replicas)),
@@ -125,10 +129,13 @@ public final class ClusterNode: @unchecked Sendable {
     }
 
     /// Wires the opened service in: the hub's publishes go to the bus and the bus feeds the hub, after the last
-    /// prices were read; the settings bucket becomes the settings store of record, and what it holds is read in;
-    /// the alerts this node fires are relayed to the others' StreamAlerts calls, and theirs to this node's. `makeFeed` makes a fresh feed each time this node takes the feed's lease (a feed runs once).
+    /// prices were read; the credentials bucket becomes the store of record of `credentials` (the server's, when
+    /// it checks credentials) and the settings bucket the settings store's, and what they hold is read in; the
+    /// alerts this node fires are relayed to the others' StreamAlerts calls, and theirs to this node's. `makeFeed`
+    /// makes a fresh feed each time this node takes the feed's lease (a feed runs once).
     public func attach(
-        _ service: CoinWatchService, feedName: String, makeFeed: @escaping @Sendable () throws -> any PriceFeed
+        _ service: CoinWatchService, credentials credentialStore: CredentialStore? = nil, feedName: String,
+        makeFeed: @escaping @Sendable () throws -> any PriceFeed
     ) throws(ClusterError) {
         self.service = service
         self.makeFeed = makeFeed
@@ -138,7 +145,15 @@ public final class ClusterNode: @unchecked Sendable {
             logger: logger)
         try bus.start()
         self.bus = bus
-        let settings = ClusterSettings(bucket: buckets.settings, store: service.settings, logger: logger)
+        // Credentials before settings: a save replicated from now on may carry a device's first secret.
+        var credentials: ClusterCredentials?
+        if let credentialStore {
+            credentials = ClusterCredentials(bucket: buckets.credentials, credentials: credentialStore, logger: logger)
+            try credentials!.start()
+            self.credentials = credentials
+        }
+        let settings = ClusterSettings(
+            bucket: buckets.settings, store: service.settings, credentials: credentials, logger: logger)
         try settings.start()
         self.settings = settings
         service.alerts.fireOnly(where: shards)
@@ -171,6 +186,7 @@ public final class ClusterNode: @unchecked Sendable {
         }
         bus?.stop()
         settings?.stop()
+        credentials?.stop()
         alertRelay?.stop()
         connection.close()
         statusCell.withLock { $0.natsState = "closed" }
@@ -193,8 +209,8 @@ public final class ClusterNode: @unchecked Sendable {
             status.staleTicksDropped = counters.staleDropped
         }
         if let settings {
-            status.settingsLag = settings.pendingAtLastRead.load(ordering: .relaxed)
-            status.settingsRevision = settings.lastRead.load(ordering: .relaxed)
+            status.settingsLag = settings.pendingAtLastRead
+            status.settingsRevision = settings.lastRead
             status.settingsConflicts = settings.conflicts.load(ordering: .relaxed)
         }
         return status

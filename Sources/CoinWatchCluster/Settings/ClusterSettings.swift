@@ -1,9 +1,9 @@
+import CoinWatchAuth
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
 import CoinWatchRPC
 import CoinWatchService
-import Dispatch
 import Synchronization
 
 /// The settings bucket as the settings store's replicator, and the consumer that brings other nodes' saves in.
@@ -14,80 +14,50 @@ import Synchronization
 /// the same device from the same version exactly one is stored; the other gets "wrong last sequence" and the
 /// writer refreshes and runs its request again (an `expected_version` save then answers `ABORTED`).
 ///
-/// `cw-cluster-settings` reads an ordered consumer of the bucket's stream from the first message and hands every
+/// `cw-cluster-settings` (a `BucketFollower`) reads the bucket's stream from the first message and hands every
 /// value to the store (`applyReplicated`), which applies those newer than what this node's copy rests on: a node
 /// that starts reads each device's last value once (history 1), then follows live. A delete is stored as an empty
 /// value, so it is conditional like a save and a catching-up node sees it as an ordinary value.
 final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
-    // @unchecked Sendable: `consumer` is set once in `start` before the thread starts; the rest is immutable,
-    // atomic or behind a Mutex.
+    // @unchecked Sendable: `follower` is set once in `init`; the rest is immutable, atomic or behind a Mutex.
     let bucket: KeyValueBucket
     /// Weak: the store writes through this replicator and so owns it (`SettingsStore.replicate`); a strong
     /// reference back would keep both, and the NATS connection, alive after everyone else let them go.
     weak let store: SettingsStore?
+    /// Where a save's attached credential (a device's first secret) is stored before the save.
+    let credentials: (any CredentialReplicator)?
     let logger: Logger
     /// Device (canonical id) → the revision this node's copy rests on.
     private let revisions = Mutex<[String: UInt64]>([:])
-    private let stopping = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
-    private var consumer: NATSSubscription?
-    /// The stream sequence of the last value read, and how many the consumer said were still to come.
-    let lastRead = Atomic<UInt64>(0)
-    let pendingAtLastRead = Atomic<UInt64>(0)
+    private var follower: BucketFollower!
     let applied = Atomic<Int>(0)
     let conflicts = Atomic<Int>(0)
+    /// The stream sequence of the last value read, and how many the consumer said were still to come.
+    var lastRead: UInt64 { follower.lastRead.load(ordering: .relaxed) }
+    var pendingAtLastRead: UInt64 { follower.pendingAtLastRead.load(ordering: .relaxed) }
 
-    init(bucket: KeyValueBucket, store: SettingsStore, logger: Logger) {
+    init(bucket: KeyValueBucket, store: SettingsStore, credentials: (any CredentialReplicator)?, logger: Logger) {
         self.bucket = bucket
         self.store = store
+        self.credentials = credentials
         self.logger = logger
+        follower = BucketFollower(bucket: bucket, threadName: "cw-cluster-settings") { [weak self] message in
+            self?.hand(message)
+        }
     }
 
     /// Reads what the bucket holds now into the store, makes the bucket the store's replicator, and starts
     /// following it. Blocks until the values present at the start were handed to the store.
     func start() throws(ClusterError) {
-        let consumer = try bucket.jetStream.orderedConsumer(
-            stream: bucket.streamName, subject: bucket.subject(">"), startSequence: 0)
-        self.consumer = consumer
-        store?.replicate(through: self)
-        // Catch up: everything up to the bucket's last revision when we subscribed (none when it is empty).
-        let last = try bucket.jetStream.lastSequence(stream: bucket.streamName)
-        if last > 0 {
-            while let message = try consumer.next(timeoutMs: bucket.jetStream.waitMs, jetStream: true) {
-                hand(message)
-                if message.pending == 0 || message.streamSequence >= last { break }
-            }
-        }
-        NamedThread.start(name: "cw-cluster-settings") { [self] in
-            run(consumer)
-            done.signal()
-        }
+        try follower.start { store?.replicate(through: self) }
     }
 
     func stop() {
-        guard !stopping.exchange(true, ordering: .relaxed) else { return }
-        guard let consumer else { return }
-        consumer.close()
-        done.wait()
-    }
-
-    private func run(_ consumer: NATSSubscription) {
-        while !stopping.load(ordering: .relaxed) {
-            do {
-                guard let message = try consumer.next(timeoutMs: 200, jetStream: true) else { continue }
-                hand(message)
-            } catch {
-                if error.code == .closed { return }
-            }
-        }
+        follower.stop()
     }
 
     private func hand(_ message: NATSMessage) {
-        lastRead.store(message.streamSequence, ordering: .relaxed)
-        pendingAtLastRead.store(message.pending, ordering: .relaxed)
-        let prefix = bucket.subject("")
-        guard message.subject.hasPrefix(prefix),
-            let text = ClusterLayout.text(ofKeyToken: String(message.subject.dropFirst(prefix.utf8.count))),
+        guard let token = follower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token),
             let device = try? DeviceID(validating: text, field: "device_id")
         else {
             logger.warning("a settings key that names no device", ["subject": message.subject])
@@ -116,7 +86,19 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
     /// written twice in a round goes again in a following batch, resting on the first write's revision.
     func replicate(_ writes: [SettingsReplicaWrite]) -> [SettingsReplicaOutcome] {
         var outcomes = [SettingsReplicaOutcome?](repeating: nil, count: writes.count)
-        var remaining = Array(writes.indices)
+        // A device's first secret first: a save that lost the device to another node's claim is not stored.
+        for (index, write) in writes.enumerated() {
+            guard let attached = write.attached else { continue }
+            do throws(AuthError) {
+                guard let credentials else {
+                    throw AuthError(code: .unavailable, message: "no cluster store for the device's secret")
+                }
+                try credentials.create(attached.key, attached.value)
+            } catch {
+                outcomes[index] = .failed(error.rpcError)
+            }
+        }
+        var remaining = writes.indices.filter { outcomes[$0] == nil }
         while !remaining.isEmpty {
             var devices = Set<String>()
             var batch: [Int] = []

@@ -14,6 +14,10 @@ public protocol SettingsReplicator: Sendable {
     /// Stores each device's new record (`nil`: the settings were deleted), each on the condition that the device's
     /// revision is still the one this node's copy rests on; blocks until they are acknowledged. One outcome per
     /// write, in order.
+    ///
+    /// A write's `attached` record (the secret a device's first save issues) is stored first, where every node's
+    /// credentials are, and only if no other node claimed the device (`CredentialReplicator.create`); when one
+    /// did, the write is not stored and fails with `UNAUTHENTICATED`.
     func replicate(_ writes: [SettingsReplicaWrite]) -> [SettingsReplicaOutcome]
 
     /// The device's replicated value if it is newer than the one this node's copy rests on (and from now on rests
@@ -30,6 +34,8 @@ public struct SettingsReplicaWrite: Sendable {
     public let device: DeviceID
     /// The record as LevelDB stores it (`coinwatch.v1.Settings`); nil for a delete.
     public let record: [UInt8]?
+    /// A credential record the save carries (`SaveCommand.attachedWrite`): the device's first secret.
+    public let attached: (key: [UInt8], value: [UInt8])?
 }
 
 public enum SettingsReplicaOutcome: Sendable {

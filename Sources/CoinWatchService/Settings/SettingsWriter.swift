@@ -189,8 +189,10 @@ final class SettingsWriter: Sendable {
             var retry = Set<String>()
             var failed: [String: RPCError] = [:]
             if let replicator {
+                let attachedByKey = Dictionary(attemptAttached.map { ($0.key, $0.write) }, uniquingKeysWith: { $1 })
                 let writes = attemptStaged.map { key, state in
-                    SettingsReplicaWrite(device: devices[key]!, record: state.map { $0.serializedBytes() })
+                    SettingsReplicaWrite(
+                        device: devices[key]!, record: state.map { $0.serializedBytes() }, attached: attachedByKey[key])
                 }
                 for (write, outcome) in zip(writes, replicator.replicate(writes)) {
                     switch outcome {

@@ -27,7 +27,7 @@ struct ClusterSettingsTests {
             connection = try testConnection(urls)
             let jetStream = try JetStream(connection: connection)
             let bucket = try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket))
-            replication = ClusterSettings(bucket: bucket, store: store, logger: .disabled)
+            replication = ClusterSettings(bucket: bucket, store: store, credentials: nil, logger: .disabled)
             try replication.start()
         }
 
