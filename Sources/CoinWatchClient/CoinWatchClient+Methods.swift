@@ -70,7 +70,8 @@ extension CoinWatchClient {
     }
 
     /// Registers the device's APNs token (hex), or replaces it; a disabled device becomes active again. Returns the
-    /// registration as stored.
+    /// registration as stored. When the call claims a device that has no secret, the device's secret is in the
+    /// whole response, shown that once: `call(V1.CoinWatch.registerDevice, V1.RegisterDeviceRequest(…))`.
     public func registerDevice(
         device: String, apnsToken: String, environment: V1.PushEnvironment = .production, topic: String = "",
         locale: String = "", timeout: Duration? = nil

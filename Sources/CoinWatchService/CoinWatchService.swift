@@ -129,7 +129,7 @@ public final class CoinWatchService: Sendable {
     public var methods: [RPCMethod] {
         let hub = self.hub
         return settings.methods(isPriced: { hub.latestPrice(of: $0) != nil }, claims: configuration.deviceClaims)
-            + hub.methods + alerts.methods + push.methods + health.methods
+            + hub.methods + alerts.methods + push.methods(claims: configuration.deviceClaims) + health.methods
     }
 
     /// Starts the feed; from here on the service reports SERVING.

@@ -243,6 +243,29 @@ struct AuthorizationTests {
         #expect(claimed.deviceSecret.hasPrefix("cwd_") && claimed.deviceSecret != fixture.phone1)
     }
 
+    @Test("a device's first RegisterDevice returns its secret once, and a stranger cannot register it afterwards")
+    func registrationClaims() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.stop() }
+        let anonymous = try await fixture.connect()
+        defer { anonymous.close() }
+        let request = V1.RegisterDeviceRequest(
+            deviceID: "phone-3", apnsToken: String(repeating: "ab", count: 32), environment: .production)
+        let registered = try await anonymous.unary(V1.CoinWatch.registerDevice, request)
+        #expect(registered.deviceSecret.hasPrefix("cwd_"))
+        let stranger = await #expect(throws: RPCError.self) {
+            try await anonymous.unary(V1.CoinWatch.registerDevice, request)
+        }
+        #expect(stranger?.code == .unauthenticated)
+        let phone = try await fixture.connect(hello: registered.deviceSecret)
+        defer { phone.close() }
+        let again = try await phone.unary(V1.CoinWatch.registerDevice, request)
+        #expect(again.deviceSecret.isEmpty, "a secret is shown once")
+        let saved = try await phone.unary(V1.CoinWatch.saveSettings, V1.SaveSettingsRequest(
+            deviceID: "phone-3", setRules: ["BTC": V1.AlertRule(above: V1.Decimal(mantissa: 1, scale: 0))]))
+        #expect(saved.deviceSecret.isEmpty, "the first save of a registered device issues nothing more")
+    }
+
     @Test("a device claimed by its first save keeps its secret across kill -9: it is not free to claim afterwards")
     func claimSurvivesCrash() async throws {
         let fixture = try await Fixture()

@@ -242,13 +242,51 @@ public final class CredentialStore: Sendable {
         }
     }
 
+    /// Stores a claim's record now, for a claiming call whose own write is not a settings save (`RegisterDevice`):
+    /// in the cluster's store first in cluster mode, only if no other node claimed the device (`.alreadyClaimed`
+    /// otherwise), then in this node's store, synced. The claim stays pending until `finishClaim`; a call that fails
+    /// after this gives the device back with `releaseClaim`. Blocks on the disk (and the network): never on an
+    /// event loop.
+    public func storeClaim(_ claim: DeviceClaim) throws(AuthError) {
+        try replicator.withLock({ $0 })?.create(claim.recordKey, claim.recordValue)
+        var batch = WriteBatch()
+        batch.put(claim.recordKey, claim.recordValue)
+        try commitLocally(batch)
+    }
+
+    /// Takes back a claim whose record `storeClaim` stored but whose call failed: the record is removed (in the
+    /// cluster's store too) if the device still holds this claim's secret, and the device is free again. When the
+    /// removal fails, the device stays claimed by the stored secret, which no one holds: an operator resets it.
+    public func releaseClaim(_ claim: DeviceClaim) throws(AuthError) {
+        try writeLock.withLock { _ throws(AuthError) in
+            let shard = deviceShards[Self.shardIndex(claim.device)]
+            // Still pending, or already applied from the cluster's store as this very secret.
+            let ours = switch shard.table.withLock({ $0[claim.device.rawValue] }) {
+            case .pending(let id)?: id == claim.id
+            case .claimed(let hash)?: hash == claim.secretHash
+            case nil: false
+            }
+            guard ours else { return }
+            do throws(AuthError) {
+                try replicator.withLock({ $0 })?.store(claim.recordKey, nil)
+                var batch = WriteBatch()
+                batch.delete(claim.recordKey)
+                try commitLocally(batch)
+            } catch {
+                shard.table.withLock { $0[claim.device.rawValue] = .claimed(claim.secretHash) }
+                throw error
+            }
+            shard.table.withLock { $0[claim.device.rawValue] = nil }
+        }
+    }
+
     /// Issues a secret to a device that has none and stores it at once (synced), for issuers with no write of their
     /// own to carry the record.
     /// - Returns: the device's token, or nil when the device already has a secret.
     public func claim(_ device: DeviceID, issuedBy: String) throws(AuthError) -> String? {
         guard let claim = try beginClaim(device, issuedBy: issuedBy) else { return nil }
         do {
-            try put(claim.recordKey, claim.recordValue)
+            try storeClaim(claim)
         } catch {
             finishClaim(claim, stored: false)
             throw error

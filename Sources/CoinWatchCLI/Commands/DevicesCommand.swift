@@ -15,13 +15,14 @@ enum DevicesCommand {
         let topic = parsed["topic"] ?? ""
         let locale = parsed["locale"] ?? ""
         let session = context.session
-        let registration = try context.run { () throws(CLIError) in
+        // The whole response: when this registration claimed the device, it carries the device's secret.
+        let registered = try context.run { () throws(CLIError) in
             try await session.call { client throws(RPCError) in
-                try await client.registerDevice(
-                    device: device, apnsToken: token, environment: environment, topic: topic, locale: locale)
+                try await client.call(V1.CoinWatch.registerDevice, V1.RegisterDeviceRequest(
+                    deviceID: device, apnsToken: token, environment: environment, topic: topic, locale: locale))
             }
         }
-        context.emit(Presenter.deviceText(registration), json: Presenter.deviceJSON(registration))
+        context.emit(Presenter.registeredText(registered), json: Presenter.registeredJSON(registered))
         return ExitStatus.ok
     }
 

@@ -52,18 +52,32 @@ enum Presenter {
 
     /// A save's answer: the settings, and the device's secret when this save claimed the device.
     static func savedSettingsText(_ saved: V1.SaveSettingsResponse) -> String {
-        var out = settingsText(saved.settings ?? V1.Settings())
-        if !saved.deviceSecret.isEmpty {
-            out += "\ndevice secret  \(saved.deviceSecret)\n"
-            out += "  issued by this first save and shown only now: the device passes it as its token.\n"
-        }
-        return out
+        settingsText(saved.settings ?? V1.Settings()) + secretText(saved.deviceSecret, issuedBy: "first save")
     }
 
     static func savedSettingsJSON(_ saved: V1.SaveSettingsResponse) -> JSONObject {
         var object = settingsJSON(saved.settings ?? V1.Settings())
         if !saved.deviceSecret.isEmpty { object.string("device_secret", saved.deviceSecret) }
         return object
+    }
+
+    /// A registration's answer: the registration, and the device's secret when this registration claimed it.
+    static func registeredText(_ registered: V1.RegisterDeviceResponse) -> String {
+        deviceText(registered.registration ?? V1.DeviceRegistration())
+            + secretText(registered.deviceSecret, issuedBy: "registration")
+    }
+
+    static func registeredJSON(_ registered: V1.RegisterDeviceResponse) -> JSONObject {
+        var object = deviceJSON(registered.registration ?? V1.DeviceRegistration())
+        if !registered.deviceSecret.isEmpty { object.string("device_secret", registered.deviceSecret) }
+        return object
+    }
+
+    /// The lines that show a device's secret the answering call issued; nothing when it issued none.
+    static func secretText(_ secret: String, issuedBy call: String) -> String {
+        guard !secret.isEmpty else { return "" }
+        return "\ndevice secret  \(secret)\n"
+            + "  issued by this \(call) and shown only now: the device passes it as its token.\n"
     }
 
     static func deletedText(device: String, existed: Bool) -> String {

@@ -1196,6 +1196,7 @@ extension V1.RegisterDeviceResponse {
     init(cMessage p: UnsafePointer<Coinwatch__V1__RegisterDeviceResponse>) {
         let c = p.pointee
         self.registration = c.registration.map { V1.DeviceRegistration(cMessage: $0) }
+        self.deviceSecret = swiftString(c.device_secret)
     }
 
     /// Builds the C struct for packing; it and everything it points to live in `arena`.
@@ -1203,6 +1204,7 @@ extension V1.RegisterDeviceResponse {
         let p = arena.allocate(Coinwatch__V1__RegisterDeviceResponse.self)
         coinwatch__v1__register_device_response__init(p)
         if let registration { p.pointee.registration = registration.cMessage(in: &arena) }
+        if !deviceSecret.isEmpty { p.pointee.device_secret = arena.cString(deviceSecret) }
         return p
     }
 }

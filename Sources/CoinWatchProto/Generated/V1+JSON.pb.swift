@@ -1396,6 +1396,13 @@ extension V1.RegisterDeviceResponse: JSONMessage {
                 } catch {
                     throw error.inField("registration")
                 }
+            case "deviceSecret", "device_secret":
+                do throws(JSONDecodingError) {
+                    try seen.insert(1, "deviceSecret")
+                    if let value = try JSONRead.string(member.value) { self.deviceSecret = value }
+                } catch {
+                    throw error.inField("deviceSecret")
+                }
             default:
                 guard options.ignoreUnknownFields else { throw JSONRead.unknownField(member.key, in: Self.protoName) }
             }
@@ -1407,6 +1414,10 @@ extension V1.RegisterDeviceResponse: JSONMessage {
         if let registration {
             writer.key("registration")
             registration.writeJSON(to: &writer)
+        }
+        if !deviceSecret.isEmpty {
+            writer.key("deviceSecret")
+            writer.string(deviceSecret)
         }
         writer.endObject()
     }

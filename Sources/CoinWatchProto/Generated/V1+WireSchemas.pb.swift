@@ -284,6 +284,8 @@ enum WireSchemas {
         fields: [
             .init(number: 1, name: "registration", kind: .message(coinwatch_v1_DeviceRegistration),
                   json: .init(key: #""registration":"#, form: .message, cardinality: .optionalMessage, position: 0)),
+            .init(number: 2, name: "device_secret", kind: .string,
+                  json: .init(key: #""deviceSecret":"#, form: .string, cardinality: .singular, position: 1)),
         ]
     )
 

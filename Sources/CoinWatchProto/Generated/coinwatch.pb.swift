@@ -892,14 +892,21 @@ extension V1 {
         /// `nil` when the field is absent from the wire; presence is meaningful.
         public var registration: V1.DeviceRegistration? = nil
 
+        /// The device's secret, set only on the registration that claimed a device
+        /// without one (docs/SECURITY.md): shown this once, never again. Later calls
+        /// about the device authenticate with it ("authorization: Bearer <secret>").
+        public var deviceSecret: String = ""
+
         /// A message with every field at its default, as an empty encoding decodes.
         public init() {}
 
         /// A message with the given fields; the ones left out keep their defaults.
         public init(
-            registration: V1.DeviceRegistration? = nil
+            registration: V1.DeviceRegistration? = nil,
+            deviceSecret: String = ""
         ) {
             self.registration = registration
+            self.deviceSecret = deviceSecret
         }
     }
 }

@@ -27,7 +27,8 @@ final class AlertWorker: @unchecked Sendable {
         case unsubscribe(DeviceID, UInt64)
         /// A StreamAlerts call wrote the alert.
         case delivered(key: [UInt8], alertID: String, device: DeviceID)
-        case registerDevice(PushDelivery.Registration, UnaryResponder<V1.RegisterDeviceResponse>)
+        /// A registration, and whom to tell the stored registration once it is durable, or why it is not.
+        case registerDevice(PushDelivery.Registration, @Sendable (Result<V1.DeviceRegistration, RPCError>) -> Void)
         case unregisterDevice(DeviceID, UnaryResponder<V1.UnregisterDeviceResponse>)
         /// APNs's answers, from the provider's thread.
         case pushResponses([APNsResponse])
@@ -396,8 +397,8 @@ final class AlertWorker: @unchecked Sendable {
             }
         case .shardsTaken(let shards, let sinceMs):
             takeOver(shards, sinceMs: sinceMs, &round)
-        case .registerDevice(let registration, let responder):
-            push.register(registration, responder: responder, nowMs: WallClock.milliseconds(), &round) { device, round in
+        case .registerDevice(let registration, let reply):
+            push.register(registration, reply: reply, nowMs: WallClock.milliseconds(), &round) { device, round in
                 self.outboxKeys(of: device, round)
             }
         case .unregisterDevice(let device, let responder):

@@ -13,17 +13,18 @@ extension PushDelivery {
         var locale: String
     }
 
-    /// Stores the registration (replacing the device's token and clearing a disabled state) and answers once the
+    /// Stores the registration (replacing the device's token and clearing a disabled state) and replies once the
     /// round's synced batch holds it; the device's waiting outbox entries are then queued for APNs.
     func register(
-        _ request: Registration, responder: UnaryResponder<V1.RegisterDeviceResponse>, nowMs: Int64,
+        _ request: Registration, reply: @escaping @Sendable (Result<V1.DeviceRegistration, RPCError>) -> Void,
+        nowMs: Int64,
         _ round: inout AlertWorker.Round, outboxKeys: (DeviceID, AlertWorker.Round) -> [[UInt8]]
     ) {
         if isOn && request.environment.apns != environment {
-            responder.fail(RPCError(
+            reply(.failure(RPCError(
                 code: .failedPrecondition,
                 message: "environment: this server delivers through the APNs \(environment) environment; a token from "
-                    + "the \(request.environment.apns) environment cannot be reached through it"))
+                    + "the \(request.environment.apns) environment cannot be reached through it")))
             return
         }
         let previous = registration(request.device, round)
@@ -37,11 +38,7 @@ extension PushDelivery {
         round.registrations[request.device] = .some(registration)
         round.syncWrite = true
         round.replies.append { error in
-            if let error {
-                responder.fail(error)
-            } else {
-                responder.succeed(V1.RegisterDeviceResponse(registration: registration))
-            }
+            reply(error.map { .failure($0) } ?? .success(registration))
         }
         if previous?.status == .disabled {
             logger.info("push enabled again for a device", ["device": request.device.rawValue])

@@ -1,3 +1,4 @@
+import Dispatch
 import CoinWatchProto
 public import CoinWatchPush
 
@@ -27,6 +28,9 @@ public final class PushService: Sendable {
     let registry: DeviceRegistry
     let counters: PushCounters
     let sender: (any APNsSending)?
+    /// Where a registration that claims its device stores the claim's record: a synced write (and, in cluster mode,
+    /// a round trip to the cluster's store), so never on an event loop; serial, since claims are rare.
+    let claimsQueue = DispatchQueue(label: "coinwatch.push.claims")
 
     init(worker: AlertWorker, registry: DeviceRegistry, counters: PushCounters, sender: (any APNsSending)?) {
         self.worker = worker

@@ -153,6 +153,14 @@ struct CommandTests {
         #expect(result.stdout.contains("environment  sandbox\n"))
         #expect(result.stdout.contains("topic        com.example.dev\n"))
         #expect(result.stdout.contains("delivery     active\n"))
+        // The registration claimed the device: its secret is shown this once.
+        #expect(result.stdout.contains("\ndevice secret  cwd_"))
+        #expect(result.stdout.contains("issued by this registration and shown only now"))
+        result = try await CLIProcess.run(
+            ["devices", "register", "phone-1", token, "--sandbox", "--topic", "com.example.dev", "--locale", "en-GB",
+             "--json"], server: server.address)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try jsonObject(lines(result.stdout)[0])["device_secret"] == nil, "a secret is issued once")
         result = try await CLIProcess.run(["devices", "show", "phone-1", "--json"], server: server.address)
         #expect(result.status == 0, "\(result.stderr)")
         let object = try jsonObject(lines(result.stdout)[0])

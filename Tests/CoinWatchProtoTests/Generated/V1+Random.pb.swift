@@ -302,6 +302,7 @@ extension V1.RegisterDeviceResponse: RandomMessage {
         m.registration = g.optional(filled: filled) { g, filled in
             V1.DeviceRegistration.random(using: &g, filled: filled, depth: depth + 1)
         }
+        m.deviceSecret = g.string(filled: filled)
         return m
     }
 }

@@ -2887,7 +2887,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__register_device_request__descrip
   (ProtobufCMessageInit) coinwatch__v1__register_device_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor coinwatch__v1__register_device_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor coinwatch__v1__register_device_response__field_descriptors[2] =
 {
   {
     "registration",
@@ -2901,14 +2901,27 @@ static const ProtobufCFieldDescriptor coinwatch__v1__register_device_response__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "device_secret",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Coinwatch__V1__RegisterDeviceResponse, device_secret),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned coinwatch__v1__register_device_response__field_indices_by_name[] = {
+  1,   /* field[1] = device_secret */
   0,   /* field[0] = registration */
 };
 static const ProtobufCIntRange coinwatch__v1__register_device_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor coinwatch__v1__register_device_response__descriptor =
 {
@@ -2918,7 +2931,7 @@ const ProtobufCMessageDescriptor coinwatch__v1__register_device_response__descri
   "Coinwatch__V1__RegisterDeviceResponse",
   "coinwatch.v1",
   sizeof(Coinwatch__V1__RegisterDeviceResponse),
-  1,
+  2,
   coinwatch__v1__register_device_response__field_descriptors,
   coinwatch__v1__register_device_response__field_indices_by_name,
   1,  coinwatch__v1__register_device_response__number_ranges,

@@ -713,10 +713,16 @@ struct  Coinwatch__V1__RegisterDeviceResponse
    * The registration as stored.
    */
   Coinwatch__V1__DeviceRegistration *registration;
+  /*
+   * The device's secret, set only on the registration that claimed a device
+   * without one (docs/SECURITY.md): shown this once, never again. Later calls
+   * about the device authenticate with it ("authorization: Bearer <secret>").
+   */
+  char *device_secret;
 };
 #define COINWATCH__V1__REGISTER_DEVICE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&coinwatch__v1__register_device_response__descriptor) \
-    , NULL }
+    , NULL, (char *)protobuf_c_empty_string }
 
 
 /*
