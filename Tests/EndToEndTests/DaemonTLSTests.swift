@@ -94,6 +94,33 @@ struct DaemonTLSTests {
         again.close()
     }
 
+    @Test("HTTP over TLS: ALPN h2 and http/1.1 reach the HTTP side; plaintext HTTP on a TLS-only listener is refused")
+    func httpOverTLS() async throws {
+        let pki = try await TestCertificates.shared()
+        let server = try await ServerProcess.start(arguments: [
+            "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
+        ])
+        defer { server.stop() }
+        /// curl's status line for GET /healthz, and whether it negotiated `http` (curl offers ALPN by itself).
+        func curl(_ options: [String], _ scheme: String = "https") -> (status: Int32?, output: String) {
+            guard let child = try? ChildProcess("/usr/bin/curl", [
+                "--silent", "--show-error", "--max-time", "30", "--cacert", pki.caFile,
+                "--write-out", "%{http_version} %{http_code}", "--output", "/dev/null",
+            ] + options + ["\(scheme)://127.0.0.1:\(server.port)/healthz"]) else { return (nil, "") }
+            let status = child.wait(timeout: .seconds(60))
+            return (status, child.stdout + child.stderr)
+        }
+        let h2 = curl(["--http2"])
+        #expect(h2.status == 0 && h2.output.hasPrefix("2 200"), "\(h2)")
+        let http1 = curl(["--http1.1"])
+        #expect(http1.status == 0 && http1.output.hasPrefix("1.1 200"), "\(http1)")
+        // Without TLS the request must not be served: the listener is TLS only.
+        let plaintext = curl(["--http1.1"], "http")
+        #expect(!plaintext.output.hasSuffix(" 200"), "\(plaintext)")
+        let prior = curl(["--http2-prior-knowledge"], "http")
+        #expect(!prior.output.hasSuffix(" 200"), "\(prior)")
+    }
+
     @Test("--listen twice: a plaintext tcp:// loopback listener beside a TLS one, each refusing the other kind")
     func plaintextBesideTLS() async throws {
         let pki = try await TestCertificates.shared()

@@ -18,13 +18,16 @@ extension ServerConnection {
     }
 
     /// The TLS handshake finished. The ALPN protocol is a hint into the same dispatch the first bytes go
-    /// through: the HTTP protocols go where a plaintext HTTP request goes; `coinwatch`, or no ALPN, stays in
-    /// frame mode, where the first decoded bytes decide (an HTTP request is still recognised there).
+    /// through: the HTTP protocols go where a plaintext HTTP request goes, to the server's handoff (which tells
+    /// HTTP/2 from HTTP/1.1 by the first bytes, as it does without TLS), or get the one-line refusal when there is
+    /// none; `coinwatch`, or no ALPN, stays in frame mode, where the first decoded bytes decide (an HTTP request is
+    /// still recognised there).
     func transformEstablished(applicationProtocol: String?, on connection: Connection) {
         // Before any call: the Hello cannot arrive before the handshake that carries it is done.
         peerIdentity = connection.transform?.peerIdentity ?? ""
         switch applicationProtocol {
         case "h2", "http/1.1":
+            if handOff(connection) { return }
             shared.counters.rejectedConnections.add(1, ordering: .relaxed)
             answerHTTP()
         default:
@@ -36,7 +39,12 @@ extension ServerConnection {
     /// answer saying what the port speaks, then close once it is sent.
     func answerHTTP() {
         shared.logger.debug("HTTP request on the RPC port", ["peer": peer])
-        connection.enqueue(Array(Self.httpReply.utf8))
+        answer(Self.httpReply)
+    }
+
+    /// Sends `text` as the connection's last bytes and closes once it is sent.
+    func answer(_ text: String) {
+        connection.enqueue(Array(text.utf8))
         terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "connection closed"))
         state = .closed
         connection.close(afterFlush: Connection.defaultCloseTimeout)

@@ -155,7 +155,16 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
             answerRefusal(refusal, firstBytes: error)
             return
         }
-        if error.code == .httpRequest, state == .awaitingHello, handOff(connection) { return }
+        if error.code == .httpRequest, state == .awaitingHello {
+            // Before the handoff: HTTP in plaintext on a TLS-only listener would carry its credentials in clear
+            // and skip a required client certificate.
+            if refusesPlaintext {
+                shared.counters.rejectedConnections.add(1, ordering: .relaxed)
+                answer(Self.tlsOnlyHTTPReply)
+                return
+            }
+            if handOff(connection) { return }
+        }
         if error.code == .tlsHandshake, let tls, connection.transform == nil {
             startTLS(tls)
             return
@@ -172,7 +181,7 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     /// Gives a connection that opened with HTTP to the server's handoff, if it takes it: the handler becomes
     /// the connection's byte-stream delegate (and hears every byte from the first) and takes this object's
     /// place among the server's connections. False when there is no handoff or it declined.
-    private func handOff(_ connection: Connection) -> Bool {
+    func handOff(_ connection: Connection) -> Bool {
         guard let handoff = shared.handoff.withLock({ $0 }),
               let handler = handoff.handler(for: connection, peer: peer) else { return false }
         if let timer = handshakeTimer {
@@ -234,6 +243,14 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
 
     static let httpReply =
         "coinwatchd speaks the CoinWatch protocol (length-prefixed protobuf frames), not HTTP; see docs/PROTOCOL.md\n"
+
+    /// The answer to plaintext HTTP on a TLS-only listener: an HTTP/1.1 response an HTTP/1.1 client can show (an
+    /// HTTP/2 client sees the connection close).
+    static let tlsOnlyHTTPReply = {
+        let body = "this listener accepts TLS connections only: use https://\n"
+        return "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n" + body
+    }()
 
     static func name(of kind: V1.Frame.Kind) -> String {
         switch kind {
