@@ -305,7 +305,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CoinWatchHTTPTests",
-            dependencies: ["CoinWatchHTTP", "CoinWatchConnect", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchTestSupport"],
+            dependencies: [
+                "CoinWatchHTTP", "CoinWatchConnect", "CoinWatchRPC", "CoinWatchProto", "CoinWatchMetrics", "CoinWatchTLS",
+                "CoinWatchTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

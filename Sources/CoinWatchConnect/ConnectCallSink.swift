@@ -24,13 +24,15 @@ package final class ConnectCallSink: CallSink, @unchecked Sendable {
     /// - Parameters:
     ///   - metadata: the request headers the method may read (lower-case names), `authorization` included.
     ///   - peer: the client's address, for logs.
+    ///   - peerIdentity: the subject of the client's TLS certificate, when it showed one.
     ///   - extraHeaders: added to the answer (the CORS headers for the request's origin).
     /// - Returns: the sink; its `call` is set while the call runs, and the HTTP layer calls `cancel()` when the
     ///   client goes away and `becameWritable()` when a full output drains.
     @discardableResult
     package static func start(
         _ plan: ConnectCallPlan, request: [UInt8], dispatcher: CallDispatcher, transport: CallTransport,
-        eventLoop: EventLoop, metadata: [String: String], peer: String, responder: any ConnectHTTPResponder,
+        eventLoop: EventLoop, metadata: [String: String], peer: String, peerIdentity: String = "",
+        responder: any ConnectHTTPResponder,
         extraHeaders: [(name: String, value: String)] = []
     ) -> ConnectCallSink {
         let sink = ConnectCallSink(
@@ -41,7 +43,7 @@ package final class ConnectCallSink: CallSink, @unchecked Sendable {
         }
         let context = dispatcher.context(index, metadata: metadata, timeoutNanos: plan.timeoutNanos, peer: peer,
                                          authToken: metadata["authorization"] ?? "", transport: transport.name,
-                                         eventLoop: eventLoop)
+                                         peerIdentity: peerIdentity, eventLoop: eventLoop)
         sink.call = request.withUnsafeBytes { payload in
             dispatcher.start(index, id: 1, context: context, timeoutNanos: plan.timeoutNanos, payload: payload, sink: sink,
                              eventLoop: eventLoop, metrics: transport.metrics(for: eventLoop))

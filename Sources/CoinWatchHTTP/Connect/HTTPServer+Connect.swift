@@ -59,7 +59,8 @@ extension HTTPServer {
     /// - Returns: the call's sink while the call runs (the transport cancels it when the client goes away and
     ///   tells it when output drains); nil when the request was answered at once.
     func startConnect(
-        _ head: ConnectHead, body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String
+        _ head: ConnectHead, body: [UInt8], responder: any ConnectHTTPResponder, eventLoop: EventLoop, peer: String,
+        peerIdentity: String
     ) -> ConnectCallSink? {
         let cors = head.cors
         switch head.route {
@@ -81,7 +82,7 @@ extension HTTPServer {
             case .success(let request):
                 let sink = ConnectCallSink.start(plan, request: request, dispatcher: dispatcher, transport: connect,
                                                  eventLoop: eventLoop, metadata: head.metadata, peer: peer,
-                                                 responder: responder, extraHeaders: cors)
+                                                 peerIdentity: peerIdentity, responder: responder, extraHeaders: cors)
                 return sink.call == nil ? nil : sink
             }
         }

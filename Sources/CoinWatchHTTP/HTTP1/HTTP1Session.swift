@@ -94,7 +94,8 @@ final class HTTP1Session {
                            close: !decision.keepAlive || draining)
         if let connect = decision.connect {
             exchange.sink = server.startConnect(connect, body: request.body, responder: exchange,
-                                                eventLoop: connection.eventLoop, peer: peer)
+                                                eventLoop: connection.eventLoop, peer: peer,
+                                                peerIdentity: connection.transform?.peerIdentity ?? "")
         } else {
             exchange.respond(server.plainResponse(decision.route, method: request.method, path: request.target.path,
                                                   header: { request.header($0) }))

@@ -79,7 +79,7 @@ extension HTTP2Connection {
         let timeoutNanos = stream.timeout.flatMap(GRPCWire.timeoutNanos) ?? 0
         let context = server.dispatcher.context(index, metadata: stream.metadata, timeoutNanos: timeoutNanos, peer: peer,
                                                 authToken: "", transport: HTTPServer.grpcTransportName,
-                                                eventLoop: eventLoop)
+                                                peerIdentity: connection.transform?.peerIdentity ?? "", eventLoop: eventLoop)
         let call = bytes.withUnsafeBytes { payload in
             server.dispatcher.start(index, id: UInt64(id), context: context, timeoutNanos: timeoutNanos, payload: payload,
                                     sink: self, eventLoop: eventLoop, metrics: metrics)
@@ -195,7 +195,9 @@ extension HTTP2Connection {
         stream.body = []
         let head = server.connectHead(method: stream.method, target: stream.target, header: { stream.header($0) },
                                       headers: stream.headers)
-        stream.connect = server.startConnect(head, body: body, responder: responder, eventLoop: eventLoop, peer: peer)
+        stream.connect = server.startConnect(
+            head, body: body, responder: responder, eventLoop: eventLoop, peer: peer,
+            peerIdentity: connection.transform?.peerIdentity ?? "")
     }
 
     static let grpcContentType = "application/grpc"
