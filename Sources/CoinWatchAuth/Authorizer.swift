@@ -172,7 +172,8 @@ public final class Authorizer: CallAuthorizer {
     {
         let (value, source) = Self.credential(of: context)
         let generation = credentials.generation
-        guard !value.isEmpty else {
+        /// A call without a credential: it counts against its address's anonymous bucket.
+        func anonymous() -> (grant: Grant, bucket: SharedTokenBucket?, peer: PeerAddress?) {
             let peer = cache.peer(context.peer, generation: generation) {
                 let address = PeerAddress(context.peer)
                 return CredentialCache.PeerEntry(
@@ -181,6 +182,7 @@ public final class Authorizer: CallAuthorizer {
             }
             return (Grant(principal: .anonymous, token: "", generation: generation), peer.bucket, peer.address)
         }
+        guard !value.isEmpty else { return anonymous() }
         if let entry = cache.entry(for: value, generation: generation) {
             return (Grant(principal: entry.principal, token: value, generation: generation), entry.bucket, nil)
         }
@@ -191,9 +193,8 @@ public final class Authorizer: CallAuthorizer {
         } catch {
             throw failed(error, credential: nil, peer: peer, nowNanos: nowNanos)
         }
-        guard let token else {
-            return (Grant(principal: .anonymous, token: "", generation: generation), nil, peer)
-        }
+        // Only spaces: no credential, limited like any anonymous call.
+        guard let token else { return anonymous() }
         let principal = try authenticate(token, peer: peer, nowNanos: nowNanos)
         let calls = bucket(for: principal, peer: peer, nowNanos: nowNanos)
         cache.store(CredentialCache.Entry(principal: principal, bucket: calls, generation: generation), for: value)

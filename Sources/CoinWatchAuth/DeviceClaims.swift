@@ -43,9 +43,13 @@ public struct DeviceClaims: Sendable {
         return nil
     }
 
-    /// The call's credential as sent: its `authorization` metadata, else the connection's.
+    /// The call's credential as sent (its `authorization` metadata, else the connection's); empty when there is
+    /// none, or only spaces.
     static func credentialText(_ context: ServerContext) -> String {
-        context.bearerTokens.first ?? ""
+        guard let value = context.bearerTokens.first,
+            let token = try? AuthorizationValue.token(in: value, source: .native)
+        else { return "" }
+        return token
     }
 
     static func isServiceKey(_ token: String) -> Bool {

@@ -1,3 +1,4 @@
+import CoinWatchTLS
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,7 +55,11 @@ final class CredentialCache: Sendable {
     /// The entry for `token`, if it was made at `generation`.
     func entry(for token: String, generation: UInt64) -> Entry? {
         stripe.state.withLock { state -> Entry? in
-            if let last = state.last, last.generation == generation, state.lastToken == token { return last }
+            // The last token is compared in constant time: a caller guessing a secret learns nothing from how far
+            // its guess matched. A table lookup compares only tokens whose seeded hash matched, that is, equal ones.
+            if let last = state.last, last.generation == generation, ConstantTime.equal(state.lastToken.utf8, token.utf8) {
+                return last
+            }
             guard let entry = state.entries[token], entry.generation == generation else { return nil }
             state.lastToken = token
             state.last = entry

@@ -46,8 +46,14 @@ public enum HMACSHA256 {
 func withContiguousBytes<R, E: Error>(
     _ bytes: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) throws(E) -> R
 ) throws(E) -> R {
-    // `withUnsafeBytes` rethrows untyped errors; carrying the outcome out keeps `E`.
+    // `withUnsafeBytes` rethrows untyped errors; carrying the outcome out keeps `E`. Contiguous bytes (an array,
+    // a native string's UTF-8) are used where they lie; others are copied once.
     var outcome: Result<R, E>?
-    Array(bytes).withUnsafeBytes { raw in outcome = Result { () throws(E) in try body(raw) } }
+    let inPlace: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+        outcome = Result { () throws(E) in try body(UnsafeRawBufferPointer(buffer)) }
+    }
+    if inPlace == nil {
+        Array(bytes).withUnsafeBytes { raw in outcome = Result { () throws(E) in try body(raw) } }
+    }
     return try outcome!.get()
 }

@@ -111,6 +111,10 @@ struct LimitTests {
             message: "too many calls for anonymous callers from 10.0.0.3 (1 a second, bursts of 1); retry after 1000 ms")) {
             try refused.get()
         }
+        // A credential of spaces only is none: it counts against the same address's anonymous calls.
+        #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: " ", peer: "10.0.0.3:3") == .resourceExhausted)
+        #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: " \t", peer: "10.0.0.4:1") == .ok)
+        #expect(harness.check(V1.CoinWatch.getPrices.path, authorization: " ", peer: "10.0.0.4:2") == .resourceExhausted)
         // Keys are not limited by default; loopback anonymous callers neither.
         let key = try harness.keyToken(ScopeSet([.pricesRead]))
         for _ in 0..<50 {

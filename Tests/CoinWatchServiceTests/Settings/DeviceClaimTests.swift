@@ -97,6 +97,10 @@ struct DeviceClaimTests {
         #expect(throws: RPCError.self) { try claims.claim(phone, issuedBy: "SaveSettings", context: context) }
         credentials.finishClaim(claim, stored: true)
         #expect(throws: RPCError.self) { try claims.claim(phone, issuedBy: "SaveSettings", context: context) }
+        // A credential of spaces only is none (the authoriser treats it as anonymous too).
+        for blank in [ServerContext(method: "m", metadata: ["authorization": " "]), ServerContext(method: "m", authToken: " \t")] {
+            #expect(throws: RPCError.self) { try claims.claim(phone, issuedBy: "SaveSettings", context: blank) }
+        }
         // A caller with a credential (checked by the authoriser) goes on, without a new secret.
         let deviceContext = ServerContext(method: V1.CoinWatch.saveSettings.path, authToken: claim.token)
         #expect(try claims.claim(phone, issuedBy: "SaveSettings", context: deviceContext) == nil)
