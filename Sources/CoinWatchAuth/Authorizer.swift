@@ -51,8 +51,7 @@ public final class Authorizer: CallAuthorizer {
         let streams = self.streams
         credentials.onInvalidation { [weak self] in
             guard let self else { return }
-            streams.revalidate({ [weak self] grant in self?.isStillValid(grant) ?? false },
-                               error: RPCError(code: .unauthenticated, message: "the credential this stream was opened with was revoked"))
+            streams.revalidate({ [weak self] grant in self?.isStillValid(grant) ?? false }, error: Self.revokedStream)
         }
     }
 
@@ -286,11 +285,24 @@ public final class Authorizer: CallAuthorizer {
         }
     }
 
+    static let revokedStream = RPCError(
+        code: .unauthenticated, message: "the credential this stream was opened with was revoked")
+
     /// Loop: a stream the dispatcher just allowed starts. Its credential was checked a moment ago, so this finds it
-    /// in the cache.
-    private func streamStarted(_ stream: ServerStream) {
-        guard let grant = try? resolve(stream.context, nowNanos: nil).grant, grant.principal != .anonymous else { return }
+    /// in the cache. Fails closed: a credential that stopped holding since that check (revoked in between) ends the
+    /// stream, and so does an invalidation that came before the stream was registered, which the revalidation it
+    /// started did not see.
+    func streamStarted(_ stream: ServerStream) {
+        let grant: Grant
+        do {
+            grant = try resolve(stream.context, nowNanos: nil).grant
+        } catch {
+            stream.finish(error)
+            return
+        }
+        guard grant.principal != .anonymous else { return }
         streams.add(stream, grant)
+        if !isStillValid(grant) { stream.finish(Self.revokedStream) }
     }
 }
 
