@@ -135,7 +135,7 @@ package final class NATSConnection: @unchecked Sendable {
         guard status == NATS_OK, let connection else {
             throw ClusterError(
                 code: .unavailable,
-                message: "cannot connect to \(options.servers.joined(separator: ",")): \(Self.describe(status))")
+                message: "cannot connect to \(options.servers.map(Self.redacted).joined(separator: ",")): \(Self.describe(status))")
         }
         handle = connection
     }
@@ -211,7 +211,20 @@ package final class NATSConnection: @unchecked Sendable {
     fileprivate static func connectedURL(_ connection: OpaquePointer?) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) == NATS_OK else { return "" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return redacted(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    /// `url` without the user and password it may carry (`nats://user:secret@host:4222` → `nats://host:4222`):
+    /// nats.c accepts them in a server URL and reports the connected URL as given, and what is logged or shown
+    /// (Health's `nats_server`, errors) must not hold a secret.
+    package static func redacted(_ url: String) -> String {
+        let bytes = Array(url.utf8)
+        let separator = Array("://".utf8)
+        guard let start = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else { return url }
+        let authority = (start + separator.count)...
+        let end = bytes[authority].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+        guard let at = bytes[(start + separator.count)..<end].lastIndex(of: UInt8(ascii: "@")) else { return url }
+        return String(decoding: bytes[..<(start + separator.count)] + bytes[(at + 1)...], as: UTF8.self)
     }
 
     // MARK: Core NATS

@@ -34,7 +34,8 @@ extension ClusterNode {
             }
             for server in servers where !(server.hasPrefix("nats://") || server.hasPrefix("tls://")) {
                 throw ClusterError(
-                    code: .invalidArgument, message: "--cluster: '\(server)' is not a nats://HOST:PORT or tls://HOST:PORT URL")
+                    code: .invalidArgument,
+                    message: "--cluster: '\(NATSConnection.redacted(server))' is not a nats://HOST:PORT or tls://HOST:PORT URL")
             }
             guard !nodeID.isEmpty, nodeID.utf8.count <= 64 else {
                 throw ClusterError(code: .invalidArgument, message: "--node-id: must be 1 to 64 characters")

@@ -96,7 +96,7 @@ public final class ClusterNode: @unchecked Sendable {
         buckets = prepared!
         statusCell.withLock { status in
             status.nodeID = configuration.nodeID
-            status.servers = configuration.servers
+            status.servers = configuration.servers.map(NATSConnection.redacted)
         }
         logger.info("joined the cluster", [
             "node": configuration.nodeID, "nats": connection.connectedURL, "replicas": "\(replicas)",

@@ -42,6 +42,25 @@ struct NATSConnectionSecurityTests {
         }
     }
 
+    @Test func aPasswordInTheURLIsNeverShownOrInTheError() async throws {
+        let nats = try await NATSCluster.start(servers: 1, arguments: ["--user", "node", "--pass", "pw-Correct-1"])
+        let url = nats.urls
+        let port = String(url.split(separator: ":").last!)
+        let withCredentials = url.replacingOccurrences(of: "nats://", with: "nats://node:pw-Correct-1@")
+        let connection = try await onOwnThread {
+            try NATSConnection(options: .init(servers: [withCredentials]), onEvent: { _ in })
+        }
+        // What is logged at the join and shown by Health as the connected server.
+        #expect(connection.connectedURL.hasSuffix(":" + port), "\(connection.connectedURL)")
+        #expect(!connection.connectedURL.contains("pw-") && !connection.connectedURL.contains("node@"), "\(connection.connectedURL)")
+        connection.close()
+        let wrong = try #require(try await Self.attempt(url.replacingOccurrences(of: "nats://", with: "nats://node:pw-Wrong-2@")) { _ in })
+        #expect(!wrong.message.contains("pw-"), "\(wrong.message)")
+        #expect(NATSConnection.redacted("tls://a:b@host:4222") == "tls://host:4222")
+        #expect(NATSConnection.redacted("nats://token@host:4222/x@y") == "nats://host:4222/x@y")
+        #expect(NATSConnection.redacted("nats://host:4222") == "nats://host:4222")
+    }
+
     @Test func aTokenIsRequiredAndNeverInTheError() async throws {
         let nats = try await NATSCluster.start(servers: 1, arguments: ["--auth", "tok-Correct-1"])
         let url = nats.urls
