@@ -189,6 +189,13 @@ final class PushDelivery {
                 if isCurrent { round.outbox[key] = .some(nil) }
             case .tokenRejected:
                 round.pushCounts.rejected += 1
+                if registration(entry.device, round)?.apnsToken != token, owns(entry.device, round) {
+                    // The device registered a new token while this one was on its way: the refusal is the old
+                    // token's, and the alert goes to the new one.
+                    tracked.removeValue(forKey: key)
+                    track(key, entry.device)
+                    continue
+                }
                 if isCurrent { round.outbox[key] = .some(nil) }
                 disable(entry.device, token: token, reason: response.reason.isEmpty ? "HTTP \(response.status)" : response.reason,
                         nowMs: nowMs, &round)

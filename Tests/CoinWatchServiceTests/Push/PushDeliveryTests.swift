@@ -124,6 +124,28 @@ struct PushDeliveryTests {
         }
     }
 
+    @Test func anAlertOnItsWayToAnOldTokenGoesToTheNewOneWhenTheOldIsRefused() async throws {
+        let fake = FakeAPNs()
+        try await withAlertService(configure: delivering(to: fake)) { harness in
+            try await harness.register("phone-1", token: pushToken("43"))
+            try await harness.save("phone-1", ["BTC": rule(above: "5000")])
+            harness.publish("BTC", "4900")
+            harness.publish("BTC", "5010")
+            #expect(await harness.waitForSends(fake, 1))
+            let toOldToken = try #require(fake.sent(0))
+            // The app reinstalled: a new token is registered while the alert is on its way to the old one.
+            try await harness.register("phone-1", token: pushToken("44"))
+            fake.answer(toOldToken, status: 410, reason: "Unregistered", outcome: .tokenRejected)
+            #expect(await harness.waitForSends(fake, 2), "the alert was dropped with the old token")
+            let toNewToken = try #require(fake.sent(1))
+            #expect(toNewToken.deviceToken == pushToken("44"))
+            #expect(toNewToken.apnsID == toOldToken.apnsID)
+            #expect(try await harness.device("phone-1").status == .active)
+            fake.deliver(toNewToken)
+            #expect(await harness.waitForOutbox { $0.isEmpty })
+        }
+    }
+
     @Test func failedSendsAreRetriedWithTheSameApnsIDUntilAccepted() async throws {
         let fake = FakeAPNs()
         try await withAlertService(configure: delivering(to: fake)) { harness in
