@@ -483,6 +483,8 @@ final class AlertWorker: @unchecked Sendable {
             }
             guard entry.alert.timeMs >= sinceMs else { continue }
             round.outbox[entry.key] = .some(entry.alert)
+            // Fired as if now: to APNs too, once the round is written.
+            push.alertWritten(key: entry.key, device: entry.device, round)
             stats.alertsFired.add(1, ordering: .relaxed)
             stats.alertsReplayedOnTakeover.add(1, ordering: .relaxed)
             round.fired.append((entry.alert, entry.device))

@@ -146,6 +146,30 @@ struct PushDeliveryTests {
         }
     }
 
+    /// This node fires no device's alerts (cluster mode, another node's shards).
+    struct NoShards: AlertGate {
+        func fires(for device: DeviceID) -> Bool { false }
+    }
+
+    @Test func anAlertHeldBackForAnotherNodeAndReplayedOnTakeoverIsSentToAPNs() async throws {
+        let fake = FakeAPNs()
+        try await withAlertService(configure: delivering(to: fake)) { harness in
+            harness.service.alerts.fireOnly(where: NoShards())
+            try await harness.register("phone-1", token: pushToken("45"))
+            try await harness.save("phone-1", ["BTC": rule(above: "5000")])
+            harness.publish("BTC", "4900")
+            harness.publish("BTC", "5010")
+            #expect(await eventually { harness.service.alerts.stats.alertsSuppressed >= 1 })
+            #expect(fake.received.isEmpty, "held back for the shard's owner")
+            // The owner died before firing it: this node takes the shard over and fires what it held back.
+            let device = try DeviceID(validating: "phone-1")
+            harness.service.alerts.shardsTaken([AlertShards.shard(of: device)], sinceMs: 0)
+            #expect(await harness.waitForSends(fake, 1), "the replayed alert never reached APNs")
+            fake.deliver(try #require(fake.sent(0)))
+            #expect(await harness.waitForOutbox { $0.isEmpty })
+        }
+    }
+
     @Test func failedSendsAreRetriedWithTheSameApnsIDUntilAccepted() async throws {
         let fake = FakeAPNs()
         try await withAlertService(configure: delivering(to: fake)) { harness in
