@@ -190,6 +190,8 @@ public final class Authorizer: CallAuthorizer {
         do {
             token = try AuthorizationValue.token(in: value, source: source)
         } catch {
+            // A malformed value is a failed authentication like a wrong secret: throttled the same way.
+            try checkNotThrottled(peer, nowNanos: nowNanos)
             throw failed(error, credential: nil, peer: peer, nowNanos: nowNanos)
         }
         // Only spaces: no credential, limited like any anonymous call.
@@ -211,12 +213,7 @@ public final class Authorizer: CallAuthorizer {
 
     /// Checks a token, counting and logging a failure.
     func authenticate(_ token: String, peer: PeerAddress, nowNanos: Int64?) throws(RPCError) -> Principal {
-        if let wait = failures.blocked(peer, nowNanos: nowNanos ?? MonotonicClock.nanoseconds()) {
-            counters.throttled.add(1, ordering: .relaxed)
-            throw RPCError(
-                code: .resourceExhausted,
-                message: "too many failed authentications from \(peer.limitKey); retry after \(wait.wholeMillisecondsRoundedUp) ms")
-        }
+        try checkNotThrottled(peer, nowNanos: nowNanos)
         let credential: Credential
         do {
             credential = try Credential(token: Array(token.utf8))
@@ -228,6 +225,16 @@ public final class Authorizer: CallAuthorizer {
             return principal
         case .failure(let failure):
             throw failed(failure, credential: credential, peer: peer, nowNanos: nowNanos)
+        }
+    }
+
+    /// Refuses, without checking anything, an address past its rate of failed authentications.
+    func checkNotThrottled(_ peer: PeerAddress, nowNanos: Int64?) throws(RPCError) {
+        if let wait = failures.blocked(peer, nowNanos: nowNanos ?? MonotonicClock.nanoseconds()) {
+            counters.throttled.add(1, ordering: .relaxed)
+            throw RPCError(
+                code: .resourceExhausted,
+                message: "too many failed authentications from \(peer.limitKey); retry after \(wait.wholeMillisecondsRoundedUp) ms")
         }
     }
 

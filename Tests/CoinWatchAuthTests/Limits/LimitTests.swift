@@ -139,6 +139,9 @@ struct LimitTests {
         // The burst of failures is spent: this address is held back, even with a valid key.
         let valid = try harness.keyToken(ScopeSet([.pricesRead]))
         #expect(harness.check(method, authorization: valid, peer: "10.9.9.9:2") == .resourceExhausted)
+        // A value that is not a token at all is held back the same way.
+        #expect(harness.check(method, authorization: "Bearer", peer: "10.9.9.9:5") == .resourceExhausted)
+        #expect(harness.check(method, authorization: "Basic dTpw", peer: "10.9.9.9:6", transport: "connect") == .resourceExhausted)
         #expect(harness.check(method, authorization: valid, peer: "10.9.9.8:2") == .ok)
         harness.nowNanos += Self.second
         #expect(harness.check(method, authorization: valid, peer: "10.9.9.9:2") == .ok)
