@@ -242,6 +242,7 @@ struct Daemon {
         // In a cluster the feed runs on the node holding its lease, started by the cluster node.
         configuration.startsFeed = options.cluster == nil
         configuration.alerts.outboxExpiry = options.push.alertExpiry
+        configuration.alerts.hysteresis = options.push.alertHysteresis
         return configuration
     }
 

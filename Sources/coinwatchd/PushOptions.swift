@@ -1,4 +1,5 @@
 import CoinWatchCommandLine
+import CoinWatchModel
 import CoinWatchPush
 
 /// coinwatchd's APNs options. Delivery is on when the four that identify the key and the app are given, off
@@ -26,6 +27,10 @@ struct PushOptions {
                    help: "Age at which the provider token is replaced (default 40m; APNs wants 20m to 60m)."),
         OptionSpec("alert-expiry", .value(placeholder: "DURATION"), environment: "COINWATCH_ALERT_EXPIRY", default: "1h",
                    help: "Undelivered alerts older than this are dropped (and sent to APNs with this expiration)."),
+        OptionSpec("alert-hysteresis", .value(placeholder: "PERCENT"), environment: "COINWATCH_ALERT_HYSTERESIS",
+                   default: "0.5",
+                   help: "How far back past its threshold, in percent of it, a price must go before a side that fired "
+                       + "can fire again (at least 0, below 100). Every node of a cluster should use the same."),
     ]
 
     /// The four options that identify the key and the app.
@@ -38,10 +43,13 @@ struct PushOptions {
     var keyFile: String?
     var caFile: String?
     var alertExpiry: Duration
+    /// The hysteresis band as a fraction (0.5 % is 0.005).
+    var alertHysteresis: ExactDecimal
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         alertExpiry = try parsed.value("alert-expiry", as: "a duration such as 30m or 1h", DurationText.parse)!
         guard alertExpiry >= .seconds(1) else { throw UsageError("--alert-expiry: must be at least 1s") }
+        alertHysteresis = try Self.hysteresis(parsed["alert-hysteresis"] ?? "0.5")
         // --ca-file is declared with the feed options (one option: wss:// venues and APNs trust the same CAs).
         caFile = parsed["ca-file"].flatMap { $0.isEmpty ? nil : $0 }
         let given = Self.required.filter { !(parsed[$0] ?? "").isEmpty }
@@ -84,5 +92,16 @@ struct PushOptions {
         guard let apns else { return "off (no APNs key configured)" }
         return "\(apns.endpoint) (\(apns.environment), topic \(apns.defaultTopic), key \(apns.keyID), "
             + "\(apns.connections) connection\(apns.connections == 1 ? "" : "s"))"
+    }
+
+    /// A percentage such as `0.5` or `0.5%` as the fraction the alert engine takes.
+    static func hysteresis(_ text: String) throws(UsageError) -> ExactDecimal {
+        let digits = text.hasSuffix("%") ? String(text.dropLast()) : text
+        guard let percent = ExactDecimal(digits), !percent.isNegative, percent < ExactDecimal(mantissa: 100, scale: 0)!,
+            let fraction = ExactDecimal(mantissa: percent.mantissa, scale: percent.scale + 2)
+        else {
+            throw UsageError("--alert-hysteresis: '\(text)' is not a percentage from 0 to below 100, such as 0.5")
+        }
+        return fraction
     }
 }

@@ -48,6 +48,8 @@ struct DaemonUsageTests {
          "error: APNs: topic 'bad topic' must be a bundle id"),
         (["--apns-key-file", "k.p8", "--apns-key-id", "K", "--apns-team-id", "T", "--apns-topic", "a.b",
           "--apns-token-refresh", "2h"], "error: APNs: token refresh must be at most 50m"),
+        (["--alert-hysteresis", "100"], "error: --alert-hysteresis: '100' is not a percentage from 0 to below 100"),
+        (["--alert-hysteresis", "-1%"], "error: --alert-hysteresis: '-1%' is not a percentage from 0 to below 100"),
         (["--bogus"], "error: unknown option '--bogus'"),
         (["serve"], "error: unknown command 'serve'"),
     ])
