@@ -57,7 +57,7 @@ final class CredentialCache: Sendable {
         stripe.state.withLock { state -> Entry? in
             // The last token is compared in constant time: a caller guessing a secret learns nothing from how far
             // its guess matched. A table lookup compares only tokens whose seeded hash matched, that is, equal ones.
-            if let last = state.last, last.generation == generation, ConstantTime.equal(state.lastToken.utf8, token.utf8) {
+            if let last = state.last, last.generation == generation, ConstantTime.equal(state.lastToken, token) {
                 return last
             }
             guard let entry = state.entries[token], entry.generation == generation else { return nil }
