@@ -196,6 +196,7 @@ final class JetStream: @unchecked Sendable {
     func publish(_ subject: String, _ data: [UInt8], expecting expectation: Expectation = .none) throws(ClusterError)
         -> UInt64
     {
+        try requireConnection(subject)
         var options = jsPubOptions()
         try NATSConnection.check(jsPubOptions_Init(&options), "initialising publish options")
         switch expectation {
@@ -214,6 +215,15 @@ final class JetStream: @unchecked Sendable {
         return ack?.pointee.Sequence ?? 0
     }
 
+    /// Refuses a write while the connection is down. nats.c would keep it in its reconnect buffer and send it on
+    /// reconnecting, after the caller was told it failed (its wait timed out): a save answered UNAVAILABLE would be
+    /// stored later, perhaps over a newer one. Refused at once, it is never stored.
+    private func requireConnection(_ subject: String) throws(ClusterError) {
+        guard connection.state == .connected else {
+            throw ClusterError(code: .unavailable, message: "publishing on \(subject): not connected to NATS")
+        }
+    }
+
     /// Publishes every message at once, each with its own expectation, and waits for all their acknowledgements:
     /// one round trip for the batch instead of one per message. Subjects must be distinct (a second write of a
     /// subject would rest on the first's sequence: publish it in a later batch). Returns each message's stream
@@ -222,7 +232,14 @@ final class JetStream: @unchecked Sendable {
     func publishAll(_ messages: [(subject: String, data: [UInt8], expectation: Expectation)])
         -> [Result<UInt64, ClusterError>]
     {
-        batchLock.withLock { _ in
+        if let subject = messages.first?.subject {
+            do throws(ClusterError) {
+                try requireConnection(subject)
+            } catch {
+                return messages.map { _ in .failure(error) }
+            }
+        }
+        return batchLock.withLock { _ in
             // A signal left by an earlier batch's late message was not counted (`waiting` no longer had it), but
             // one counted after that batch stopped waiting was: take those back first.
             while batchAcks.arrived.wait(timeout: .now()) == .success {}

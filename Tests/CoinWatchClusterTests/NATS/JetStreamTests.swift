@@ -69,6 +69,42 @@ struct JetStreamTests {
         #expect(outcomes.keys == ["phone-1", "phone-2"])
     }
 
+    @Test("a write while the connection is down fails at once and is not stored when the connection comes back")
+    func writesWhileDisconnectedAreRefused() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let urls = nats.urls
+        let (connection, bucket) = try await onOwnThread { () throws -> (NATSConnection, KeyValueBucket) in
+            let connection = try testConnection(urls)
+            let bucket = try JetStream(connection: connection).keyValue(.init(name: "t-outage"))
+            try bucket.put("phone-1", [1])
+            return (connection, bucket)
+        }
+        defer { connection.close() }
+        nats.servers[0].kill()
+        #expect(await eventually(timeout: .seconds(30), interval: .milliseconds(20)) { connection.state != .connected })
+        let single = try await onOwnThread { () -> ClusterError.Code? in
+            do throws(ClusterError) {
+                try bucket.put("phone-1", [2])
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        #expect(single == .unavailable)
+        let batch = try await onOwnThread { bucket.updateAll([("phone-2", [3], 0)]) }
+        #expect(batch.count == 1)
+        if case .failure(let error) = batch.first { #expect(error.code == .unavailable) } else { Issue.record("stored while down") }
+        try await nats.servers[0].start()
+        #expect(await eventually(timeout: .seconds(30), interval: .milliseconds(20)) { connection.state == .connected })
+        // Give a buffered write every chance to arrive: a write made now is answered after anything sent before it.
+        let after = try await onOwnThread { () throws -> (KVEntry?, KVEntry?) in
+            try bucket.put("phone-3", [4])
+            return (try bucket.get("phone-1"), try bucket.get("phone-2"))
+        }
+        #expect(after.0?.value == [1], "the refused write was stored on reconnecting")
+        #expect(after.1 == nil, "the refused batch was stored on reconnecting")
+    }
+
     /// What a batch of conditional writes came to: each result's revision or error code, in order, and the values.
     struct BatchOutcome: Sendable {
         var results: [String] = []
