@@ -13,7 +13,9 @@ extension CredentialStore {
 
     /// Applies a record another node stored (cluster mode): `value` is the record under the store's `key`, nil or
     /// empty when it was removed. Memory and this node's copy follow it, and a credential that stops working (a
-    /// revoked key, a device reset or given a new secret) moves `generation`, as a change made here does.
+    /// revoked key, a device reset or given a new secret) moves `generation`, as a change made here does. The copy
+    /// is written without a sync: the cluster's store keeps the record, and a start reads it from there again, so a
+    /// node catching up on a million devices does not wait for the disk a million times.
     ///
     /// A revoked key stays revoked whatever arrives. A device being claimed here (`beginClaim`) takes the record as
     /// it is: the cluster's store decided which claim won, and `finishClaim` leaves a device it no longer holds
@@ -29,7 +31,7 @@ extension CredentialStore {
                 let stored = try StoredKey(key: key, value: value)
                 let current = keys.withLock { $0[stored.key.id] }
                 if let current, current.key.revoked && !stored.key.revoked || current.encoded == value { return }
-                try commitLocally(Self.batch(key, value))
+                try commitLocally(Self.batch(key, value), synced: false)
                 keys.withLock { $0[stored.key.id] = stored }
                 if let current, stored.key.revoked || current.secretHash != stored.secretHash { invalidated() }
             } else if key.starts(with: AuthStorage.devicePrefix) {
@@ -44,7 +46,7 @@ extension CredentialStore {
                 } else if previous == nil {
                     return
                 }
-                try commitLocally(Self.batch(key, value))
+                try commitLocally(Self.batch(key, value), synced: false)
                 shard.table.withLock { $0[device.rawValue] = next }
                 if case .claimed? = previous { invalidated() }
             } else {

@@ -357,14 +357,17 @@ public final class CredentialStore: Sendable {
     }
 
     /// Makes `batch` durable in this node's store: through the journal when there is one, so it is ordered after
-    /// every record the journal may replay (see `init`), else as a synced write.
-    func commitLocally(_ batch: WriteBatch) throws(AuthError) {
+    /// every record the journal may replay (see `init`), else as a synced write. With `synced` false it is written
+    /// in the same order without waiting for the disk: for records whose store of record is elsewhere (the
+    /// cluster's), which a crash cannot lose.
+    func commitLocally(_ batch: WriteBatch, synced: Bool = true) throws(AuthError) {
         guard let database else { return }
         do {
             if let journal {
-                try journal.commit(batch)
+                let sequence = try journal.append(batch)
+                if synced { try journal.sync(through: sequence) }
             } else {
-                try database.write(batch, sync: true)
+                try database.write(batch, sync: synced)
             }
         } catch {
             throw AuthError(code: .storeFailure, message: "cannot store the credential: \(error.message)")

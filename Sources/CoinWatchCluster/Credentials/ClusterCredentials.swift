@@ -21,6 +21,8 @@ final class ClusterCredentials: CredentialReplicator, @unchecked Sendable {
     let refused = Atomic<Int>(0)
     /// How often a claim races a concurrent change of the same key before it gives up.
     static let createAttempts = 8
+    /// The keys (tokens) the catch-up read, while `start` runs; nil afterwards.
+    private let keysAtStart = Mutex<Set<String>?>([])
 
     init(bucket: KeyValueBucket, credentials: CredentialStore, logger: Logger) {
         self.bucket = bucket
@@ -35,6 +37,10 @@ final class ClusterCredentials: CredentialReplicator, @unchecked Sendable {
     /// start in the cluster), makes the bucket the store of record and starts following it. Blocks until done.
     func start() throws(ClusterError) {
         try follower.start()
+        let present = keysAtStart.withLock { keys in
+            defer { keys = nil }
+            return keys ?? []
+        }
         guard let credentials else { return }
         let records: [(key: [UInt8], value: [UInt8])]
         do {
@@ -44,8 +50,9 @@ final class ClusterCredentials: CredentialReplicator, @unchecked Sendable {
         }
         var offered = 0
         for record in records {
-            // Only where the bucket has never held the key: one it holds (even removed) is the cluster's word.
-            guard try bucket.get(Self.token(record.key)) == nil else { continue }
+            // Only where the bucket has never held the key: one it holds (even removed) is the cluster's word. The
+            // catch-up read every key the bucket held; a key stored since is refused by the create below.
+            guard !present.contains(Self.token(record.key)) else { continue }
             do {
                 try bucket.create(Self.token(record.key), record.value)
                 offered += 1
@@ -64,6 +71,7 @@ final class ClusterCredentials: CredentialReplicator, @unchecked Sendable {
     static func token(_ key: [UInt8]) -> String { ClusterLayout.keyToken(String(decoding: key, as: UTF8.self)) }
 
     private func hand(_ message: NATSMessage) {
+        if let token = follower.key(of: message) { keysAtStart.withLock { _ = $0?.insert(token) } }
         guard let token = follower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token) else {
             logger.warning("a credentials key that names no credential", ["subject": message.subject])
             refused.add(1, ordering: .relaxed)
