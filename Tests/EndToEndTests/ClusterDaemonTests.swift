@@ -129,15 +129,23 @@ struct ClusterDaemonTests {
         #expect(claimed.deviceSecret.hasPrefix("cwd_"))
         let onB = try await RPCClientConnection.connect(host: "127.0.0.1", port: b.port, on: group.next())
         defer { onB.close() }
-        // Once node b has the settings, it has the claim that came with them.
-        let replicated = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+        /// How GetSettings of phone-1 with the device's secret ends on `node`: nil when it answers.
+        func phoneCall(on node: ServerProcess) async -> RPCError.Code? {
             var options = RPCClientConnection.Options()
             options.authToken = claimed.deviceSecret
-            guard let phone = try? await RPCClientConnection.connect(
-                host: "127.0.0.1", port: b.port, on: group.next(), options: options) else { return false }
-            defer { phone.close() }
-            return (try? await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1")))?
-                .settings?.version == 1
+            do {
+                let phone = try await RPCClientConnection.connect(
+                    host: "127.0.0.1", port: node.port, on: group.next(), options: options)
+                defer { phone.close() }
+                _ = try await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"))
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        // Once node b has the settings, it has the claim that came with them.
+        let replicated = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            await phoneCall(on: b) == nil
         }
         #expect(replicated, "the secret issued on node a does not work on node b")
         let error = await #expect(throws: RPCError.self, "an anonymous caller claimed a claimed device on node b") {
@@ -155,17 +163,7 @@ struct ClusterDaemonTests {
         let reset = try await adminOnB.unary(V1.Admin.resetDevice, V1.ResetDeviceRequest(deviceID: "phone-1"))
         #expect(reset.hadSecret)
         let refusedOnA = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
-            var options = RPCClientConnection.Options()
-            options.authToken = claimed.deviceSecret
-            guard let phone = try? await RPCClientConnection.connect(
-                host: "127.0.0.1", port: a.port, on: group.next(), options: options) else { return false }
-            defer { phone.close() }
-            do {
-                _ = try await phone.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"))
-                return false
-            } catch {
-                return (error as? RPCError)?.code == .unauthenticated
-            }
+            await phoneCall(on: a) == .unauthenticated
         }
         #expect(refusedOnA, "a device reset on node b kept its secret on node a")
     }
