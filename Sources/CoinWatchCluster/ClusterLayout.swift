@@ -37,6 +37,9 @@ enum ClusterLayout {
     static let lastPricesBucket = "coinwatch-prices"
     /// Device → settings record: the store of record in cluster mode.
     static let settingsBucket = "coinwatch-settings"
+    /// Device → its push registration (`coinwatch.v1.DeviceRegistration`, empty once unregistered), for the node
+    /// owning the device's shard, which sends its pushes.
+    static let devicesBucket = "coinwatch-devices"
     /// Credential store key (`auth:key:<id>`, `auth:device:<device>`) → its record: the credentials of record.
     static let credentialsBucket = "coinwatch-credentials"
     /// Leases: `feed.<name>`, `shard.<NN>`; the bucket's age limit is the lease TTL.

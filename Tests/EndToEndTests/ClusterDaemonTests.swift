@@ -168,6 +168,40 @@ struct ClusterDaemonTests {
         #expect(refusedOnA, "a device reset on node b kept its secret on node a")
     }
 
+    @Test func aRegistrationTakenOnOneNodeIsKnownOnTheOthers() async throws {
+        let nats = try await NATSCluster.start(servers: 1)
+        let a = try await Self.startNode(nats, "a")
+        defer { a.crash() }
+        let b = try await Self.startNode(nats, "b")
+        defer { b.crash() }
+        let clients = [a, b].map(Self.client)
+        defer { clients.forEach { $0.close() } }
+        let token = String(repeating: "5a", count: 32)
+        _ = try await clients[0].registerDevice(device: "phone-1", apnsToken: token)
+        // Node b, which may own the device's shard and so send its pushes, has the token.
+        let known = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            (try? await clients[1].device("phone-1"))?.apnsToken == token
+        }
+        #expect(known, "node b does not know a registration taken on node a")
+        #expect(try await clients[1].unregisterDevice(device: "phone-1"))
+        let gone = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) {
+            do {
+                _ = try await clients[0].device("phone-1")
+                return false
+            } catch {
+                return (error as? RPCError)?.code == .notFound
+            }
+        }
+        #expect(gone, "node a still has a registration removed on node b")
+        // A node that starts later reads every registration.
+        _ = try await clients[1].registerDevice(device: "phone-2", apnsToken: token)
+        let c = try await Self.startNode(nats, "c")
+        defer { c.crash() }
+        let late = Self.client(c)
+        defer { late.close() }
+        #expect(try await late.device("phone-2").apnsToken == token)
+    }
+
     static func outcome(_ client: CoinWatchClient, _ symbol: String, expecting version: UInt64) async -> RPCError.Code? {
         do {
             _ = try await client.saveSettings(V1.SaveSettingsRequest(

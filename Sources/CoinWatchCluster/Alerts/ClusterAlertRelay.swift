@@ -15,6 +15,12 @@ import Synchronization
 /// (`out.<NN>.<device>.<SYMBOL>`, an empty value once the entry is gone), and a node that takes shard NN over reads
 /// `out.<NN>.>` back into its own outbox (`restore`).
 ///
+/// Push registrations follow the same way: each RegisterDevice or UnregisterDevice this node answered is written to
+/// the devices bucket (`coinwatch-devices`, one key per device, an empty value once unregistered), and
+/// `cw-cluster-devices` (a `BucketFollower`) hands every node's to the alert service
+/// (`AlertService.applyReplicatedRegistration`), so the node owning a device's shard has its token whichever node
+/// the device registered on. The last value the bucket holds wins on every node.
+///
 /// Two threads of its own, so the alert thread never waits for the network: `cw-cluster-arel` publishes what
 /// `fired` queued (flushed after each batch, as the price bus does), `cw-cluster-arcv` reads the subscription and
 /// hands each alert to `AlertService.deliverRelayed`, which skips those of devices this node fires for (it
@@ -27,6 +33,9 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     let jetStream: JetStream
     /// The alerts bucket, where the outbox's copy lives.
     let bucket: KeyValueBucket
+    /// The devices bucket, where the push registrations' copy lives.
+    let devices: KeyValueBucket
+    private var devicesFollower: BucketFollower!
     /// Weak: the alert service relays through this object and so owns it (`AlertService.relay`); a strong
     /// reference back would keep both, and the NATS connection, alive after everyone else let them go.
     weak let alerts: AlertService?
@@ -37,6 +46,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
         case alert(subject: String, bytes: [UInt8])
         case notice(subject: String, bytes: [UInt8])
         case outbox(subject: String, bytes: [UInt8])
+        case registration(subject: String, bytes: [UInt8])
     }
     private let queue = PublisherQueue<Outgoing>(limit: ClusterAlertRelay.queueLimit)
     private let stopping = Atomic<Bool>(false)
@@ -49,15 +59,24 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
     /// owner's outbox still holds them.
     static let queueLimit = 10_000
 
-    init(connection: NATSConnection, jetStream: JetStream, bucket: KeyValueBucket, alerts: AlertService, logger: Logger) {
+    init(
+        connection: NATSConnection, jetStream: JetStream, bucket: KeyValueBucket, devices: KeyValueBucket,
+        alerts: AlertService, logger: Logger
+    ) {
         self.connection = connection
         self.jetStream = jetStream
         self.bucket = bucket
+        self.devices = devices
         self.alerts = alerts
         self.logger = logger
+        devicesFollower = BucketFollower(bucket: devices, threadName: "cw-cluster-devices") { [weak self] message in
+            self?.handRegistration(message)
+        }
     }
 
     func start() throws(ClusterError) {
+        // The registrations every node took, before this node serves (blocks until they were handed over).
+        try devicesFollower.start()
         let subscription = try connection.subscribe(ClusterLayout.alertSubjects)
         try connection.flush(timeoutMs: 5_000)
         self.subscription = subscription
@@ -78,6 +97,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
         queue.stop()
         subscription?.close()
         threadsDone.wait()
+        devicesFollower.stop()
     }
 
     // MARK: AlertRelay (the alert thread)
@@ -99,6 +119,34 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                                               symbol: entry.symbol.rawValue)
             return .outbox(subject: bucket.subject(key), bytes: entry.alert?.serializedBytes() ?? [])
         })
+    }
+
+    func registrationsChanged(_ entries: [(device: DeviceID, registration: V1.DeviceRegistration?)]) {
+        enqueue(entries.map { entry in
+            .registration(subject: devices.subject(ClusterLayout.keyToken(entry.device.rawValue)),
+                          bytes: entry.registration?.serializedBytes() ?? [])
+        })
+    }
+
+    /// `cw-cluster-devices`: a registration some node stored (this one's included, which changes nothing here).
+    private func handRegistration(_ message: NATSMessage) {
+        guard let token = devicesFollower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token),
+            let device = try? DeviceID(validating: text, field: "device_id")
+        else {
+            logger.warning("a devices key that names no device", ["subject": message.subject])
+            return
+        }
+        guard !message.data.isEmpty else {
+            alerts?.applyReplicatedRegistration(device, nil)
+            return
+        }
+        guard let registration = try? V1.DeviceRegistration(serializedBytes: message.data),
+            registration.deviceID == device.rawValue
+        else {
+            logger.warning("a device registration that does not decode", ["device": device.rawValue])
+            return
+        }
+        alerts?.applyReplicatedRegistration(device, registration)
     }
 
     private func enqueue(_ items: [Outgoing]) {
@@ -140,7 +188,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
                         published.add(1, ordering: .relaxed)
                     case .notice(let subject, let bytes):
                         try connection.publish(subject, bytes)
-                    case .outbox(let subject, let bytes):
+                    case .outbox(let subject, let bytes), .registration(let subject, let bytes):
                         try jetStream.publishAsync(subject, bytes)
                     }
                 } catch {

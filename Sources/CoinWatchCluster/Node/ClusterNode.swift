@@ -51,6 +51,7 @@ public final class ClusterNode: @unchecked Sendable {
         let lastPrices: KeyValueBucket
         let settings: KeyValueBucket
         let credentials: KeyValueBucket
+        let devices: KeyValueBucket
         let leases: KeyValueBucket
         let alerts: KeyValueBucket
         let nodes: KeyValueBucket
@@ -121,6 +122,7 @@ public final class ClusterNode: @unchecked Sendable {
             lastPrices: try jetStream.keyValue(.init(name: ClusterLayout.lastPricesBucket, replicas: replicas)),
             settings: try jetStream.keyValue(.init(name: ClusterLayout.settingsBucket, replicas: replicas)),
             credentials: try jetStream.keyValue(.init(name: ClusterLayout.credentialsBucket, replicas: replicas)),
+            devices: try jetStream.keyValue(.init(name: ClusterLayout.devicesBucket, replicas: replicas)),
             leases: try jetStream.keyValue(.init(
                 name: ClusterLayout.leasesBucket, ttlNs: configuration.leaseTTL.inNanoseconds, replicas: replicas)),
             alerts: try jetStream.keyValue(.init(name: ClusterLayout.alertsBucket, replicas: replicas)),
@@ -158,7 +160,8 @@ public final class ClusterNode: @unchecked Sendable {
         self.settings = settings
         service.alerts.fireOnly(where: shards)
         let alertRelay = ClusterAlertRelay(
-            connection: connection, jetStream: jetStream, bucket: buckets.alerts, alerts: service.alerts, logger: logger)
+            connection: connection, jetStream: jetStream, bucket: buckets.alerts, devices: buckets.devices,
+            alerts: service.alerts, logger: logger)
         try alertRelay.start()
         self.alertRelay = alertRelay
         service.alerts.relay(through: alertRelay)

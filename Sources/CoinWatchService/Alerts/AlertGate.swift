@@ -27,6 +27,11 @@ public protocol AlertRelay: Sendable {
     /// nil: the entry is gone), so a node that takes the devices' shard over can restore them
     /// (`AlertService.restoreOutbox`); must not block.
     func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)])
+
+    /// Called on the alert thread with the registrations a written round changed through RegisterDevice or
+    /// UnregisterDevice on this node (nil: unregistered), so the node owning each device's shard, which sends its
+    /// pushes, has them (`AlertService.applyReplicatedRegistration`); must not block.
+    func registrationsChanged(_ entries: [(device: DeviceID, registration: V1.DeviceRegistration?)])
 }
 
 /// Devices hash onto a fixed number of shards; a shard is the unit of alert ownership between nodes.

@@ -125,6 +125,13 @@ public final class AlertService: Sendable {
         worker.post(.restoreOutbox(alerts))
     }
 
+    /// Cluster mode: a registration another node took (nil: unregistered there), read from the cluster's copy that
+    /// `AlertRelay.registrationsChanged` wrote: this node's registry and store follow it, so whichever node owns
+    /// the device's shard sends its pushes.
+    public func applyReplicatedRegistration(_ device: DeviceID, _ registration: V1.DeviceRegistration?) {
+        worker.post(.registrationReplicated(device, registration))
+    }
+
     /// Cluster mode: this node now holds `shards`' leases. The alerts it held back for them whose time is at least
     /// `sinceMs` are fired now, in case their previous owner stopped before firing them (docs/SCALING.md,
     /// "The failover window"); call it after the gate says yes for them.

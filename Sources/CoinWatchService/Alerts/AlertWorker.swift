@@ -30,6 +30,8 @@ final class AlertWorker: @unchecked Sendable {
         /// A registration, and whom to tell the stored registration once it is durable, or why it is not.
         case registerDevice(PushDelivery.Registration, @Sendable (Result<V1.DeviceRegistration, RPCError>) -> Void)
         case unregisterDevice(DeviceID, UnaryResponder<V1.UnregisterDeviceResponse>)
+        /// A registration another node took (nil: unregistered there), from the cluster's copy.
+        case registrationReplicated(DeviceID, V1.DeviceRegistration?)
         /// APNs's answers, from the provider's thread.
         case pushResponses([APNsResponse])
         /// Cluster mode: this node took these shards over; fire what it held back for them since `sinceMs`.
@@ -326,6 +328,8 @@ final class AlertWorker: @unchecked Sendable {
         var outbox: [[UInt8]: V1.Alert?] = [:]
         /// Device registrations this round changed (`nil`: removed); published to the registry after the write.
         var registrations: [DeviceID: V1.DeviceRegistration?] = [:]
+        /// Those of them a RegisterDevice or UnregisterDevice here made: handed to the relay after the write.
+        var registeredHere: [DeviceID: V1.DeviceRegistration?] = [:]
         /// A caller waits for a change of this round: write it synced.
         var syncWrite = false
         /// Answers to send once the round's batch is written (with the write's error, if it failed).
@@ -403,6 +407,8 @@ final class AlertWorker: @unchecked Sendable {
             }
         case .unregisterDevice(let device, let responder):
             push.unregister(device, responder: responder, &round)
+        case .registrationReplicated(let device, let registration):
+            push.applyReplicated(device, registration, &round) { device, round in self.outboxKeys(of: device, round) }
         case .pushResponses(let responses):
             push.handle(responses, &round, nowMs: WallClock.milliseconds(), read: outboxEntry)
         }
@@ -664,6 +670,9 @@ final class AlertWorker: @unchecked Sendable {
                 relay.outboxChanged(round.outbox.compactMap { key, alert in
                     AlertStorage.outboxParts(key).map { (device: $0.0, symbol: $0.1, alert: alert) }
                 })
+            }
+            if failure == nil && !round.registeredHere.isEmpty {
+                relay.registrationsChanged(round.registeredHere.map { (device: $0.key, registration: $0.value) })
             }
         }
     }

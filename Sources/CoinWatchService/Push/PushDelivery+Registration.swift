@@ -36,6 +36,7 @@ extension PushDelivery {
         registration.lastDeliveredAlertID = previous?.lastDeliveredAlertID ?? ""
         registration.lastDeliveredAtMs = previous?.lastDeliveredAtMs ?? 0
         round.registrations[request.device] = .some(registration)
+        round.registeredHere[request.device] = .some(registration)
         round.syncWrite = true
         round.replies.append { error in
             reply(error.map { .failure($0) } ?? .success(registration))
@@ -52,6 +53,7 @@ extension PushDelivery {
         let existed = registration(device, round) != nil
         if existed {
             round.registrations[device] = .some(nil)
+            round.registeredHere[device] = .some(nil)
             round.syncWrite = true
         }
         round.replies.append { error in
@@ -61,5 +63,31 @@ extension PushDelivery {
                 responder.succeed(V1.UnregisterDeviceResponse(existed: existed))
             }
         }
+    }
+
+    /// Cluster mode: a registration another node took (nil: unregistered there), as the cluster keeps it. Applied
+    /// unless this node has it already (its own, come back); the delivery history this node kept stays, and a
+    /// device whose shard this node owns has its waiting outbox entries queued for the new token. Not synced: the
+    /// cluster keeps it, and a start reads it from there again.
+    func applyReplicated(
+        _ device: DeviceID, _ replicated: V1.DeviceRegistration?, _ round: inout AlertWorker.Round,
+        outboxKeys: (DeviceID, AlertWorker.Round) -> [[UInt8]]
+    ) {
+        let current = registration(device, round)
+        guard var replicated else {
+            if current != nil { round.registrations[device] = .some(nil) }
+            return
+        }
+        if let current, current.apnsToken == replicated.apnsToken, current.environment == replicated.environment,
+            current.topic == replicated.topic, current.locale == replicated.locale,
+            current.registeredAtMs == replicated.registeredAtMs
+        {
+            return
+        }
+        replicated.delivered = current?.delivered ?? 0
+        replicated.lastDeliveredAlertID = current?.lastDeliveredAlertID ?? ""
+        replicated.lastDeliveredAtMs = current?.lastDeliveredAtMs ?? 0
+        round.registrations[device] = .some(replicated)
+        trackOutbox(of: device, keys: outboxKeys(device, round), round)
     }
 }

@@ -1,5 +1,7 @@
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchPush
+import CoinWatchRPC
 import CoinWatchTestSupport
 import Synchronization
 import Testing
@@ -22,6 +24,11 @@ struct AlertRelayTests {
         }
         func outboxChanged(_ entries: [(device: DeviceID, symbol: Symbol, alert: V1.Alert?)]) {
             outbox.withLock { $0 += entries.map { "\($0.device.rawValue)/\($0.symbol.rawValue) \($0.alert?.id ?? "-")" } }
+        }
+        /// Each registration handed over: "device token", or "device -" once unregistered.
+        let registrations = Mutex<[String]>([])
+        func registrationsChanged(_ entries: [(device: DeviceID, registration: V1.DeviceRegistration?)]) {
+            registrations.withLock { $0 += entries.map { "\($0.device.rawValue) \($0.registration?.apnsToken ?? "-")" } }
         }
     }
 
@@ -170,6 +177,41 @@ struct AlertRelayTests {
             #expect(await other.waitForCount(1))
             #expect(other.alerts.map(\.id) == ["delivered"])
             #expect(owned.alerts.isEmpty)
+        }
+    }
+
+    @Test("registrations made here go to the relay; one made elsewhere is applied here, queues its pushes, and is not relayed back")
+    func registrationsBothWays() async throws {
+        let fake = FakeAPNs()
+        try await withAlertService(configure: delivering(to: fake)) { harness in
+            let relay = RecordingRelay()
+            harness.service.alerts.relay(through: relay)
+            try await harness.register("here-1", token: pushToken("61"))
+            #expect(await eventually { relay.registrations.withLock { $0 } == ["here-1 \(pushToken("61"))"] })
+            let connection = try await harness.connect()
+            _ = try await connection.unary(V1.CoinWatch.unregisterDevice, V1.UnregisterDeviceRequest(deviceID: "here-1"))
+            connection.close()
+            #expect(await eventually { relay.registrations.withLock { $0.last } == "here-1 -" })
+
+            // An alert waits in this node's outbox for a device that registered on another node.
+            harness.service.alerts.fireOnly(where: OwnedGate(owned: ["elsewhere-1"]))
+            try await harness.save("elsewhere-1", ["BTC": rule(above: "5000")])
+            harness.publish("BTC", "4900")
+            harness.publish("BTC", "5010")
+            #expect(await harness.waitForOutbox { $0.count == 1 })
+            #expect(fake.received.isEmpty)
+            let elsewhere = V1.DeviceRegistration(
+                deviceID: "elsewhere-1", apnsToken: pushToken("62"), environment: .production, registeredAtMs: 1_000,
+                status: .active)
+            harness.service.alerts.applyReplicatedRegistration(try DeviceID(validating: "elsewhere-1"), elsewhere)
+            #expect(await harness.waitForSends(fake, 1), "the owner did not send to a device registered elsewhere")
+            #expect(fake.sent(0)?.deviceToken == pushToken("62"))
+            #expect(try await harness.device("elsewhere-1").apnsToken == pushToken("62"))
+            // Applied again (its own copy coming back) it changes nothing, and it never goes back to the relay.
+            harness.service.alerts.applyReplicatedRegistration(try DeviceID(validating: "elsewhere-1"), elsewhere)
+            harness.service.alerts.applyReplicatedRegistration(try DeviceID(validating: "elsewhere-1"), nil)
+            #expect(await eventually { (try? await harness.device("elsewhere-1")) == nil })
+            #expect(relay.registrations.withLock { $0.count } == 2)
         }
     }
 }
