@@ -530,10 +530,11 @@ struct ClusterDaemonTests {
     }
 
     /// Saves `device` (its BTC rule below `price`) until one is acknowledged: while a NATS server is down its
-    /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried.
+    /// streams may be electing a leader, and a save then fails UNAVAILABLE (nothing stored) and is retried. The
+    /// bound is generous: on a busy machine the reconnect and the election took over a minute once.
     static func saveRetrying(_ client: CoinWatchClient, _ device: String, _ price: Int64) async -> V1.Settings? {
         var saved: V1.Settings?
-        _ = await eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
+        _ = await eventually(timeout: .seconds(180), interval: .milliseconds(200)) {
             saved = try? await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(price), above: nil)
             return saved != nil
         }
