@@ -30,7 +30,7 @@ extension ClusterStatus {
                    help: "Seconds this node may still act on the lease without another renewal.",
                    leases.map { MetricSample(leaseLabel($0), Double(max(0, $0.validForMs)) / 1000) }),
             .gauge("coinwatch_cluster_settings_lag",
-                   help: "Settings changes in the replicated bucket this node has not applied yet.",
+                   help: "Settings changes the replicated bucket still had for this node when it last read one.",
                    [MetricSample([], settingsLag)]),
             .gauge("coinwatch_cluster_settings_revision", help: "The settings bucket's revision this node has read up to.",
                    [MetricSample([], settingsRevision)]),

@@ -23,7 +23,9 @@ public struct ClusterStatus: Sendable, Equatable {
     public var ownedShards: [Int] = []
     /// Node ids with a live entry in the nodes bucket, this one included.
     public var members: [String] = []
-    /// The settings bucket's last revision minus the one this node has applied.
+    /// How many of the settings bucket's values were still to come when this node last read one (the consumer's
+    /// pending count then): 0 once caught up. A node cut off from NATS keeps its last value; its NATS state says
+    /// it is cut off.
     public var settingsLag: UInt64 = 0
     /// The settings bucket's revision this node has read up to.
     public var settingsRevision: UInt64 = 0
