@@ -299,7 +299,7 @@ public final class Authorizer: CallAuthorizer {
     /// in the cache. Fails closed: a credential that stopped holding since that check (revoked in between) ends the
     /// stream, and so does an invalidation that came before the stream was registered, which the revalidation it
     /// started did not see.
-    func streamStarted(_ stream: ServerStream) {
+    private func streamStarted(_ stream: ServerStream) {
         let grant: Grant
         do {
             grant = try resolve(stream.context, nowNanos: nil).grant

@@ -6,12 +6,10 @@ public import CoinWatchRPC
 import Dispatch
 
 extension PushService {
-    /// RegisterDevice, UnregisterDevice (answered from the alert thread once durable) and GetDevice (inline).
-    public var methods: [RPCMethod] { methods(claims: nil) }
-
-    /// The push methods; with `claims`, the registration of a device without a secret issues it one (returned once
-    /// in `RegisterDeviceResponse.device_secret`), as its first save would.
-    public func methods(claims: DeviceClaims?) -> [RPCMethod] {
+    /// RegisterDevice, UnregisterDevice (answered from the alert thread once durable) and GetDevice (inline). With
+    /// `claims`, the registration of a device without a secret issues it one (returned once in
+    /// `RegisterDeviceResponse.device_secret`), as its first save would.
+    public func methods(claims: DeviceClaims? = nil) -> [RPCMethod] {
         [
             .unary(V1.CoinWatch.registerDevice, deferred: { request, context, responder in
                 let checked: (device: DeviceID, token: PushToken, environment: V1.PushEnvironment)
