@@ -30,7 +30,7 @@ extension CredentialStore {
                 guard let value else { return }
                 let stored = try StoredKey(key: key, value: value)
                 let current = keys.withLock { $0[stored.key.id] }
-                if let current, current.key.revoked && !stored.key.revoked || current.encoded == value { return }
+                if let current, (current.key.revoked && !stored.key.revoked) || current.encoded == value { return }
                 try commitLocally(Self.batch(key, value), synced: false)
                 keys.withLock { $0[stored.key.id] = stored }
                 if let current, stored.key.revoked || current.secretHash != stored.secretHash { invalidated() }

@@ -268,10 +268,7 @@ public final class CredentialStore: Sendable {
             }
             guard ours else { return }
             do throws(AuthError) {
-                try replicator.withLock({ $0 })?.store(claim.recordKey, nil)
-                var batch = WriteBatch()
-                batch.delete(claim.recordKey)
-                try commitLocally(batch)
+                try remove(claim.recordKey)
             } catch {
                 shard.table.withLock { $0[claim.device.rawValue] = .claimed(claim.secretHash) }
                 throw error

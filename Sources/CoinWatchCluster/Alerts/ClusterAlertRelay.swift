@@ -130,9 +130,7 @@ final class ClusterAlertRelay: AlertRelay, @unchecked Sendable {
 
     /// `cw-cluster-devices`: a registration some node stored (this one's included, which changes nothing here).
     private func handRegistration(_ message: NATSMessage) {
-        guard let token = devicesFollower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token),
-            let device = try? DeviceID(validating: text, field: "device_id")
-        else {
+        guard let device = devicesFollower.device(of: message) else {
             logger.warning("a devices key that names no device", ["subject": message.subject])
             return
         }

@@ -72,7 +72,7 @@ final class ClusterCredentials: CredentialReplicator, @unchecked Sendable {
 
     private func hand(_ message: NATSMessage) {
         if let token = follower.key(of: message) { keysAtStart.withLock { _ = $0?.insert(token) } }
-        guard let token = follower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token) else {
+        guard let text = follower.keyText(of: message) else {
             logger.warning("a credentials key that names no credential", ["subject": message.subject])
             refused.add(1, ordering: .relaxed)
             return

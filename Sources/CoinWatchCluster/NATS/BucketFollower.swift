@@ -1,3 +1,4 @@
+import CoinWatchModel
 import CoinWatchRPC
 import Dispatch
 import Synchronization
@@ -59,6 +60,16 @@ final class BucketFollower: @unchecked Sendable {
         let prefix = bucket.subject("")
         guard message.subject.hasPrefix(prefix) else { return nil }
         return String(message.subject.dropFirst(prefix.utf8.count))
+    }
+
+    /// The text the message's key was made from (`ClusterLayout.text(ofKeyToken:)`); nil when it is not a key.
+    func keyText(of message: NATSMessage) -> String? {
+        key(of: message).flatMap(ClusterLayout.text(ofKeyToken:))
+    }
+
+    /// The device the message's key names, for buckets keyed by device; nil when it names none.
+    func device(of message: NATSMessage) -> DeviceID? {
+        keyText(of: message).flatMap { try? DeviceID(validating: $0, field: "device_id") }
     }
 
     private func run(_ consumer: NATSSubscription) {

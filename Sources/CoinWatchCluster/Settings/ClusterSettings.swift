@@ -57,9 +57,7 @@ final class ClusterSettings: SettingsReplicator, @unchecked Sendable {
     }
 
     private func hand(_ message: NATSMessage) {
-        guard let token = follower.key(of: message), let text = ClusterLayout.text(ofKeyToken: token),
-            let device = try? DeviceID(validating: text, field: "device_id")
-        else {
+        guard let device = follower.device(of: message) else {
             logger.warning("a settings key that names no device", ["subject": message.subject])
             return
         }

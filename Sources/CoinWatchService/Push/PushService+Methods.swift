@@ -90,7 +90,7 @@ extension PushService {
                 case .success(let stored):
                     credentials.finishClaim(claim, stored: true)
                     responder.succeed(V1.RegisterDeviceResponse(registration: stored, deviceSecret: claim.token))
-                case .failure(let error):
+                case .failure(let registrationError):
                     queue.async {
                         do throws(AuthError) {
                             try credentials.releaseClaim(claim)
@@ -99,7 +99,7 @@ extension PushService {
                                 "device": claim.device.rawValue, "reason": error.message,
                             ])
                         }
-                        responder.fail(error)
+                        responder.fail(registrationError)
                     }
                 }
             }
