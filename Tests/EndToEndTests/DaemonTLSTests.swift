@@ -114,9 +114,13 @@ struct DaemonTLSTests {
         #expect(h2.status == 0 && h2.output.hasPrefix("2 200"), "\(h2)")
         let http1 = curl(["--http1.1"])
         #expect(http1.status == 0 && http1.output.hasPrefix("1.1 200"), "\(http1)")
-        // Without TLS the request must not be served: the listener is TLS only.
-        let plaintext = curl(["--http1.1"], "http")
-        #expect(!plaintext.output.hasSuffix(" 200"), "\(plaintext)")
+        // Without TLS the request must not be served: the listener is TLS only, and says so.
+        let plaintext = try ChildProcess("/usr/bin/curl", [
+            "--silent", "--show-error", "--max-time", "30", "--http1.1", "--write-out", "\n%{http_code}",
+            "http://127.0.0.1:\(server.port)/healthz",
+        ])
+        #expect(plaintext.wait(timeout: .seconds(60)) == 0, "\(plaintext.stderr)")
+        #expect(plaintext.stdout == "this listener accepts TLS connections only: use https://\n\n400", "\(plaintext.stdout)")
         let prior = curl(["--http2-prior-knowledge"], "http")
         #expect(!prior.output.hasSuffix(" 200"), "\(prior)")
     }

@@ -49,7 +49,8 @@ struct StreamStartRevocationTests {
                 method: V1.CoinWatch.streamPrices.path, payload: V1.StreamPricesRequest(symbols: ["BTC"]).serializedBytes(),
                 onMessage: { _ in }, onEnd: { continuation.resume(returning: $0) })
         }
-        #expect(ended?.code == .unauthenticated, "\(String(describing: ended))")
+        #expect(ended == RPCError(code: .unauthenticated, message: "the credential is not valid (unknown, revoked or wrong)"),
+                "\(String(describing: ended))")
         client.close()
         await group.shutdownGracefully()
         await server.shutdownGracefully()

@@ -3,6 +3,7 @@ import CoinWatchAuth
 import CoinWatchLogging
 import CoinWatchModel
 import CoinWatchProto
+import CoinWatchRPC
 import CoinWatchStore
 import CoinWatchTestSupport
 import Foundation
@@ -92,7 +93,10 @@ struct ClusterCredentialsTests {
         #expect(winners.count == 1, "\(outcomes)")
         let winner = try #require(winners.first)
         let loser = 1 - winner
-        #expect(outcomes.first { $0.0 == loser }?.1?.code == .alreadyClaimed)
+        let lost = outcomes.first { $0.0 == loser }?.1
+        #expect(lost?.code == .alreadyClaimed)
+        #expect(lost?.message == "the device was claimed on another node; send its token")
+        #expect(lost?.rpcError.code == .unauthenticated)
         try nodes[winner].replication.create(claims[winner].recordKey, claims[winner].recordValue)
         nodes[loser].credentials.finishClaim(claims[loser], stored: false)
         nodes[winner].credentials.finishClaim(claims[winner], stored: true)

@@ -82,15 +82,16 @@ struct JetStreamTests {
         defer { connection.close() }
         nats.servers[0].kill()
         #expect(await eventually(timeout: .seconds(30), interval: .milliseconds(20)) { connection.state != .connected })
-        let single = try await onOwnThread { () -> ClusterError.Code? in
+        let single = try await onOwnThread { () -> ClusterError? in
             do throws(ClusterError) {
                 try bucket.put("phone-1", [2])
                 return nil
             } catch {
-                return error.code
+                return error
             }
         }
-        #expect(single == .unavailable)
+        #expect(single?.code == .unavailable)
+        #expect(single?.message == "publishing on $KV.t-outage.phone-1: not connected to NATS", "\(String(describing: single))")
         let batch = try await onOwnThread { bucket.updateAll([("phone-2", [3], 0)]) }
         #expect(batch.count == 1)
         if case .failure(let error) = batch.first { #expect(error.code == .unavailable) } else { Issue.record("stored while down") }
