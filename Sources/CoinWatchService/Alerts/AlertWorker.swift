@@ -466,13 +466,7 @@ final class AlertWorker: @unchecked Sendable {
                     heldBack.append((AlertShards.shard(of: fired.device), alert, key, fired.device))
                     continue
                 }
-                round.outbox[key] = .some(alert)
-                push.alertWritten(key: key, device: fired.device, round)
-                stats.alertsFired.add(1, ordering: .relaxed)
-                round.fired.append((alert, fired.device))
-                for subscriber in subscribers[fired.device]?.values ?? [:].values {
-                    round.deliveries.append((subscriber, alert, key))
-                }
+                fire(alert, key: key, device: fired.device, &round)
             }
         }
     }
@@ -488,17 +482,22 @@ final class AlertWorker: @unchecked Sendable {
                 continue
             }
             guard entry.alert.timeMs >= sinceMs else { continue }
-            round.outbox[entry.key] = .some(entry.alert)
-            // Fired as if now: to APNs too, once the round is written.
-            push.alertWritten(key: entry.key, device: entry.device, round)
-            stats.alertsFired.add(1, ordering: .relaxed)
+            fire(entry.alert, key: entry.key, device: entry.device, &round)
             stats.alertsReplayedOnTakeover.add(1, ordering: .relaxed)
-            round.fired.append((entry.alert, entry.device))
-            for subscriber in subscribers[entry.device]?.values ?? [:].values {
-                round.deliveries.append((subscriber, entry.alert, entry.key))
-            }
         }
         heldBack = kept
+    }
+
+    /// An alert this node fires, now or replayed on a takeover: into the outbox, to APNs and to the relay once the
+    /// round is written, and to the device's StreamAlerts calls here.
+    private func fire(_ alert: V1.Alert, key: [UInt8], device: DeviceID, _ round: inout Round) {
+        round.outbox[key] = .some(alert)
+        push.alertWritten(key: key, device: device, round)
+        stats.alertsFired.add(1, ordering: .relaxed)
+        round.fired.append((alert, device))
+        for subscriber in subscribers[device]?.values ?? [:].values {
+            round.deliveries.append((subscriber, alert, key))
+        }
     }
 
     private func applyRules(device: DeviceID, old: [Symbol: AlertRule], new: [Symbol: AlertRule], _ round: inout Round) {
