@@ -44,6 +44,28 @@ struct GlobalOptions: Sendable, Hashable {
         var serverName: String?
         var clientCertificate: String?
         var clientKey: String?
+
+        /// Reads the files now, so a mistyped path or a file that is not PEM is a usage error naming its flag
+        /// (exit 64), not a failure to reach the server (exit 3) after the command has started.
+        func checkFiles() throws(UsageError) {
+            if let caFile {
+                do {
+                    _ = try TLSContext(TLSConfiguration.client(caFile: caFile))
+                } catch {
+                    throw UsageError("--ca-file: \(error.message)")
+                }
+            }
+            if let clientCertificate, let clientKey {
+                var configuration = TLSConfiguration.client(caFile: nil)
+                configuration.certificateChainFile = clientCertificate
+                configuration.privateKeyFile = clientKey
+                do {
+                    _ = try TLSContext(configuration)
+                } catch {
+                    throw UsageError("--client-cert / --client-key: \(error.message)")
+                }
+            }
+        }
     }
 
     init(
@@ -73,6 +95,7 @@ struct GlobalOptions: Sendable, Hashable {
             throw UsageError("--client-cert and --client-key go together: give both or neither")
         }
         tls = parsed.has("tls") || settings != TLSOptions() ? settings : nil
+        if let tls = tls { try tls.checkFiles() }
         do {
             _ = try CoinWatchClient.Configuration(address: server)
         } catch {
