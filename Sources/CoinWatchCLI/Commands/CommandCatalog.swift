@@ -66,7 +66,7 @@ enum CommandCatalog {
             """,
         options: [
             OptionSpec("interval", .value(placeholder: "DURATION"), default: "0",
-                       help: "At most one update per symbol per DURATION (e.g. 500ms); 0 = every change."),
+                       help: "At most one update per symbol per DURATION (e.g. 500ms, at most 1m); 0 = every change."),
             OptionSpec("only-changes", .flag, help: "Skip updates whose price did not change."),
         ],
         operands: [.symbols],
@@ -149,7 +149,8 @@ enum CommandCatalog {
             Runs commands typed without the `coinwatch` prefix, with line editing, history kept in
             ~/.coinwatch_history and Tab completion of commands, options and symbols. Ctrl-C returns from
             watch and alerts to the prompt; exit, quit or Ctrl-D leaves. Plain `coinwatch` on a terminal
-            starts it too.
+            starts it too. Its exit status is the last line's, as a command's would be (64 for a line that
+            cannot be read, such as an unclosed quote).
             """,
         examples: ["coinwatch shell", "coinwatch --server 10.0.0.5:7878"])
 

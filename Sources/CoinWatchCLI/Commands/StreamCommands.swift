@@ -14,7 +14,9 @@ enum StreamCommands {
         let (symbols, interval) = try usage(CommandCatalog.watch) { () throws(UsageError) in
             let symbols = try parsed.positionals.map { text throws(UsageError) in try ArgumentReaders.symbol(text) }
             let interval = try parsed.value("interval", as: "a duration such as 500ms or 2s", DurationText.parse) ?? .zero
-            guard interval <= .seconds(3600) else { throw UsageError("--interval: at most 1h") }
+            // PROTOCOL.md: `min_interval_ms` is at most 60,000; a longer one would start the command and then fail
+            // as an RPC error.
+            guard interval <= .seconds(60) else { throw UsageError("--interval: at most 1m") }
             return (symbols, interval)
         }
         let onlyChanges = parsed.has("only-changes")

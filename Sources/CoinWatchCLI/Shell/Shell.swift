@@ -151,6 +151,7 @@ final class Shell {
             words = try ShellWords.split(line)
         } catch {
             OutputStream.standardError.line("error: \(error.message)")
+            lastStatus = ExitStatus.usage
             return .next
         }
         guard let first = words.first else { return .next }

@@ -219,6 +219,10 @@ struct CommandTests {
         (["settings", "set", "d", "BTC", "--below", "1.2.3"], "error: --below: '1.2.3' is not a decimal number: more than one decimal point\nUSAGE: coinwatch settings set"),
         (["publish", "BTC"], "error: missing PRICE after 'BTC'\nUSAGE: coinwatch publish"),
         (["watch", "--interval", "soon"], "error: --interval: 'soon' is not a duration such as 500ms or 2s\nUSAGE: coinwatch watch"),
+        (["watch", "--interval", "2m"], "error: --interval: at most 1m\nUSAGE: coinwatch watch"),
+        (["health", "--ca-file", "/nonexistent/ca.pem"], "error: --ca-file: "),
+        (["health", "--client-cert", "/nonexistent/c.pem", "--client-key", "/nonexistent/k.pem"],
+         "error: --client-cert / --client-key: "),
         (["prices", "--nope"], "error: unknown option '--nope'\nUSAGE: coinwatch prices"),
         (["--server", "nocolon", "health"], "error: --server: 'nocolon' is not HOST:PORT\nUSAGE: coinwatch health"),
         ([], "error: missing command (the shell starts only on a terminal)\nUSAGE: coinwatch [options] COMMAND"),
@@ -319,6 +323,10 @@ struct CommandTests {
         #expect(result.stderr.contains("error: DEVICE: "))
         #expect(result.stderr.contains("error: NOT_FOUND: no settings for device 'nobody'"))
         #expect(result.status == 1, "the status of the last line")
+
+        let unclosed = try await CLIProcess.run(["shell"], server: server.address, input: "health\nprices \"BTC\n")
+        #expect(unclosed.stderr.contains("error: unterminated \" quote"), "\(unclosed.stderr)")
+        #expect(unclosed.status == 64, "a line that cannot be read is a usage error")
     }
 }
 
