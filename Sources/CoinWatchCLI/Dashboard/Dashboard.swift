@@ -1,4 +1,5 @@
 import CoinWatchClient
+import CoinWatchCore
 import CoinWatchProto
 
 #if canImport(Glibc)
@@ -53,12 +54,13 @@ enum Dashboard {
         while true {
             let (items, state, failure) = follower.drain()
             let now = ContinuousClock.Instant.now
+            let wallClockMs = WallClock.milliseconds()
             for item in items {
                 while stream < item.stream {
                     stream += 1
                     model.streamOpened()
                 }
-                model.apply(item.element, at: now)
+                model.apply(item.element, at: now, wallClockMs: wallClockMs)
             }
             model.connection = state
             if let failure { return .failure(failure) }

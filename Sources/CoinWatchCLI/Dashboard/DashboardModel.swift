@@ -78,8 +78,12 @@ struct DashboardModel: Sendable {
         lastSequence = nil
     }
 
-    /// Applies one update that arrived at `now`.
-    mutating func apply(_ update: V1.PriceUpdate, at now: ContinuousClock.Instant) {
+    /// Applies one update that arrived at `now`, when the wall clock read `wallClockMs`.
+    ///
+    /// A snapshot message (a stream's start, and every reconnect) repeats a price the server already had: it is
+    /// not a tick, so it neither counts towards ticks per second nor adds the same price to the sparkline again,
+    /// and its age is its `source_time_ms`'s, not its arrival's.
+    mutating func apply(_ update: V1.PriceUpdate, at now: ContinuousClock.Instant, wallClockMs: Int64) {
         if let lastSequence, update.sequence > lastSequence + 1 {
             gaps += update.sequence - lastSequence - 1
         }
@@ -103,24 +107,36 @@ struct DashboardModel: Sendable {
             }
             return
         }
+        // When the snapshot's price was set, on this process's monotonic clock (a source time ahead of the
+        // wall clock, as a venue's clock may be, reads as now).
+        let arrival = update.snapshot && update.sourceTimeMs > 0
+            ? now - .milliseconds(max(0, wallClockMs - update.sourceTimeMs)) : now
         if var row = rows[update.symbol] {
             row.isStale = false
             row.sources = update.sources
+            if !update.snapshot || price != row.last {
+                row.history.append(price)
+                if row.history.count > Self.historyLimit {
+                    row.history.removeFirst(row.history.count - Self.historyLimit)
+                }
+            }
             row.last = price
-            row.history.append(price)
-            if row.history.count > Self.historyLimit { row.history.removeFirst(row.history.count - Self.historyLimit) }
-            row.lastArrival = now
+            row.lastArrival = arrival
             row.sourceTimeMs = update.sourceTimeMs
-            row.rate.record(second: second)
-            row.updates += 1
+            if !update.snapshot {
+                row.rate.record(second: second)
+                row.updates += 1
+            }
             widths.include(row)
             rows[update.symbol] = row
         } else {
             var row = Row(
-                symbol: update.symbol, first: price, last: price, history: [price], lastArrival: now,
+                symbol: update.symbol, first: price, last: price, history: [price], lastArrival: arrival,
                 sourceTimeMs: update.sourceTimeMs)
-            row.rate.record(second: second)
-            row.updates = 1
+            if !update.snapshot {
+                row.rate.record(second: second)
+                row.updates = 1
+            }
             row.sources = update.sources
             widths.include(row)
             rows[update.symbol] = row

@@ -63,17 +63,55 @@ struct DashboardTests {
         V1.PriceUpdate(symbol: symbol, price: V1.Decimal(price(text)), sourceTimeMs: 1, sequence: sequence)
     }
 
+    @Test("a snapshot is not a tick: it is aged from its source time, and a repeat on reconnecting adds nothing")
+    func snapshot() {
+        let start = ContinuousClock.now
+        let wall: Int64 = 1_800_000_000_000
+        var model = DashboardModel(server: "h:1", started: start)
+        model.streamOpened()
+        var first = update("BTC", "64000", 1)
+        first.snapshot = true
+        first.sourceTimeMs = wall - 60_000
+        model.apply(first, at: start, wallClockMs: wall)
+        #expect(model.rows["BTC"]?.updates == 0)
+        var lines = DashboardView.render(model, now: start, rows: 10, columns: 90, color: false)
+        #expect(lines[2].contains("0.0/s"), "\(lines[2])")
+        #expect(lines[2].hasSuffix(" 60s") || lines[2].contains(" 60s "), "\(lines[2])")
+
+        model.apply(update("BTC", "64100", 2), at: start + .seconds(1), wallClockMs: wall + 1000)
+        #expect(model.rows["BTC"]?.updates == 1)
+        #expect(model.rows["BTC"]?.history == ["64000", "64100"].map(price))
+
+        // Reconnected: the snapshot repeats the last price, then one that moved while away.
+        model.streamOpened()
+        var again = update("BTC", "64100", 1)
+        again.snapshot = true
+        again.sourceTimeMs = wall + 1000
+        model.apply(again, at: start + .seconds(5), wallClockMs: wall + 5000)
+        #expect(model.rows["BTC"]?.history == ["64000", "64100"].map(price))
+        #expect(model.rows["BTC"]?.updates == 1)
+        lines = DashboardView.render(model, now: start + .seconds(5), rows: 10, columns: 90, color: false)
+        #expect(lines[2].contains("4.0s"), "\(lines[2])")
+        var moved = update("BTC", "64200", 1)
+        moved.snapshot = true
+        moved.sourceTimeMs = wall + 4000
+        model.apply(moved, at: start + .seconds(6), wallClockMs: wall + 6000)
+        #expect(model.rows["BTC"]?.history == ["64000", "64100", "64200"].map(price))
+        #expect(model.rows["BTC"]?.last == price("64200"))
+        #expect(model.rows["BTC"]?.updates == 1)
+    }
+
     @Test("the model counts sequence gaps per stream and keeps the first price across reconnections")
     func model() {
         let start = ContinuousClock.now
         var model = DashboardModel(server: "h:1", started: start)
         model.streamOpened()
-        model.apply(update("BTC", "100", 1), at: start)
-        model.apply(update("BTC", "101", 2), at: start)
-        model.apply(update("ETH", "10", 5), at: start)
+        model.apply(update("BTC", "100", 1), at: start, wallClockMs: 0)
+        model.apply(update("BTC", "101", 2), at: start, wallClockMs: 0)
+        model.apply(update("ETH", "10", 5), at: start, wallClockMs: 0)
         #expect(model.gaps == 2)
         model.streamOpened()
-        model.apply(update("BTC", "99", 1), at: start)
+        model.apply(update("BTC", "99", 1), at: start, wallClockMs: 0)
         #expect(model.gaps == 2)
         #expect(model.streams == 2)
         let btc = model.rows["BTC"]!
@@ -86,10 +124,10 @@ struct DashboardTests {
     func sampleModel(_ start: ContinuousClock.Instant) -> DashboardModel {
         var model = DashboardModel(server: "127.0.0.1:7878", started: start)
         model.streamOpened()
-        model.apply(update("BTC", "64000", 1), at: start)
-        model.apply(update("ETH", "3000.5", 2), at: start)
-        model.apply(update("BTC", "64250.5", 3), at: start + .seconds(1))
-        model.apply(update("ETH", "2990", 4), at: start + .seconds(1))
+        model.apply(update("BTC", "64000", 1), at: start, wallClockMs: 0)
+        model.apply(update("ETH", "3000.5", 2), at: start, wallClockMs: 0)
+        model.apply(update("BTC", "64250.5", 3), at: start + .seconds(1), wallClockMs: 0)
+        model.apply(update("ETH", "2990", 4), at: start + .seconds(1), wallClockMs: 0)
         model.connection = .connected(server: "127.0.0.1:7878", stream: 1)
         return model
     }
@@ -116,10 +154,10 @@ struct DashboardTests {
         var model = sampleModel(start)
         var mark = update("BTC", "64250.5", 5)
         mark.stale = true
-        model.apply(mark, at: start + .seconds(3))
+        model.apply(mark, at: start + .seconds(3), wallClockMs: 0)
         var unseen = update("SOL", "145", 6)
         unseen.stale = true
-        model.apply(unseen, at: start + .seconds(3))
+        model.apply(unseen, at: start + .seconds(3), wallClockMs: 0)
         #expect(model.rows["BTC"]?.isStale == true)
         #expect(model.rows["BTC"]?.history == ["64000", "64250.5"].map(price))
         #expect(model.rows["SOL"]?.isStale == true)
@@ -130,7 +168,7 @@ struct DashboardTests {
         #expect(lines[4].hasPrefix("SOL") && lines[4].contains("STALE"))
         var fresh = update("BTC", "64300", 7)
         fresh.sources = 3
-        model.apply(fresh, at: start + .seconds(5))
+        model.apply(fresh, at: start + .seconds(5), wallClockMs: 0)
         #expect(model.rows["BTC"]?.isStale == false)
         #expect(model.rows["BTC"]?.sources == 3)
         let after = DashboardView.render(model, now: start + .seconds(5), rows: 10, columns: 90, color: false)
@@ -142,13 +180,13 @@ struct DashboardTests {
         let start = ContinuousClock.now
         var model = DashboardModel(server: "127.0.0.1:7878", started: start)
         model.streamOpened()
-        model.apply(update("BTC", "64000", 1), at: start)
-        model.apply(update("DOGE", "0.16235", 2), at: start)
+        model.apply(update("BTC", "64000", 1), at: start, wallClockMs: 0)
+        model.apply(update("DOGE", "0.16235", 2), at: start, wallClockMs: 0)
         // BTC's change widens (+1250.75, +1.95%), then narrows again (+0.5): the columns stay where the widest put them.
-        model.apply(update("BTC", "65250.75", 3), at: start)
-        model.apply(update("DOGE", "0.1625", 4), at: start)
+        model.apply(update("BTC", "65250.75", 3), at: start, wallClockMs: 0)
+        model.apply(update("DOGE", "0.1625", 4), at: start, wallClockMs: 0)
         let wide = DashboardView.render(model, now: start, rows: 10, columns: 120, color: false)
-        model.apply(update("BTC", "64000.5", 5), at: start)
+        model.apply(update("BTC", "64000.5", 5), at: start, wallClockMs: 0)
         let narrow = DashboardView.render(model, now: start, rows: 10, columns: 120, color: false)
         func column(_ lines: [String], _ prefix: String, _ text: Character) -> Int? {
             lines.first { $0.hasPrefix(prefix) }.flatMap { line in line.firstIndex(of: text).map { line.distance(from: line.startIndex, to: $0) } }
