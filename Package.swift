@@ -5,22 +5,28 @@
 //
 // Layers, bottom to top (each depends only on the ones below it; docs/ARCHITECTURE.md draws the graph and
 // scripts/check-imports keeps the dependencies below equal to what the code imports):
-//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, COpenSSL, CNATS
+//   C wrappers   CCoinWatchProto (protoc-c output), CLevelDB, CCoinWatchSystem, CCurl, COpenSSL, CNATS, CNGHTTP2
 //   base         CoinWatchCore (Duration units, the clocks, the error shape)
-//   values/wire  CoinWatchProto (messages, JSON mapping, Varint, ProtobufCursor), CoinWatchModel (on Proto),
-//                CoinWatchStore, CoinWatchLogging, CoinWatchTLS, CoinWatchMetrics, CoinWatchCommandLine
+//   wire         CoinWatchProto (messages, JSON mapping, Varint, ProtobufCursor), CoinWatchStore, CoinWatchLogging,
+//                CoinWatchMetrics, CoinWatchCommandLine
+//   values       CoinWatchModel (exact decimals, device ids, symbols)
 //   engine       CoinWatchAlertEngine
 //   runtime      CoinWatchRPC (epoll event loops, framing, the call dispatcher every transport shares)
-//   transports   CoinWatchConnect (the Connect protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
-//   service      CoinWatchAuth (credentials, the method policy, limits, the Admin RPCs), CoinWatchService,
-//                CoinWatchClient, CoinWatchCluster (cluster mode over NATS JetStream)
-//   feeds        CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub)
+//   transports   CoinWatchTLS (the TLS engine, TLS as a connection transform, crypto), CoinWatchConnect (the Connect
+//                protocol over the dispatcher), CoinWatchWeb (the dashboard's files)
+//   HTTP, push   CoinWatchHTTP (HTTP/1.1, HTTP/2 and gRPC on the RPC port, Connect and the dashboard over them),
+//                CoinWatchPush (APNs over HTTP/2: libcurl on a thread of its own)
+//   auth, client CoinWatchAuth (credentials, the method policy, limits, the Admin RPCs), CoinWatchClient
+//   service      CoinWatchService
+//   on service   CoinWatchFeeds (simulated, replayed and live exchange sources into the service's price hub),
+//                CoinWatchCluster (cluster mode over NATS JetStream)
 //   app support  CoinWatchCLI (all of `coinwatch`, a library so it can be tested), CoinWatchAlertBench (the
 //                alert engine's benchmark, for coinwatch-bench only)
 //   executables  coinwatchd, coinwatch, coinwatch-bench
-//   tests        CoinWatchTestSupport (helpers for the test targets), one test target per module, EndToEndTests
-//   fuzz         FuzzConnection, FuzzMessages, FuzzJSON, FuzzCredentials, FuzzWebSocket, FuzzVenues (Fuzz/, declared
-//                only when COINWATCH_FUZZ is set)
+//   test support CoinWatchTestSupport (helpers for the test targets), FuzzSupport (the fuzz targets' client socket)
+//   tests        one test target per module, EndToEndTests
+//   fuzz         FuzzConnection, FuzzMessages, FuzzJSON, FuzzHTTP1, FuzzHTTP2, FuzzCredentials, FuzzWebSocket,
+//                FuzzVenues (Fuzz/; these and FuzzSupport are declared only when COINWATCH_FUZZ is set)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [

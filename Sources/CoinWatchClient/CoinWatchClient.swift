@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// ```swift
 /// let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: 7878))
-/// let settings = try await client.setRule(device: "phone-1", symbol: "BTC", below: "60000", above: nil)
+/// let settings = try await client.setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(60_000), above: nil)
 /// for try await update in client.streamPrices(symbols: ["BTC"]) { print(update.symbol, update.price) }
 /// for await event in client.followPrices(symbols: ["BTC"]) { print(event) }
 /// ```
