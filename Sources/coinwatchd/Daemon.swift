@@ -169,19 +169,21 @@ struct Daemon {
         }
         service.start()
         cluster?.start()
-        // One line per listener, the first (with the server's settings) naming the first --listen address.
+        // One line per listener, the first (with the server's settings) naming the first --listen address. At
+        // notice, so `--log-level notice` keeps them: they are how an operator, scripts/serve --background and the
+        // test harnesses learn the ports.
         for (index, listener) in rpc.listeners.enumerated() {
             let address = "\(listener.host.contains(":") ? "[\(listener.host)]" : listener.host):\(server.ports[index])"
             let security = listener.tls == nil ? "off" : "only"
             if index == 0 {
-                logger.info("listening on \(address)", [
+                logger.notice("listening on \(address)", [
                     "data": options.dataDirectory, "feed": service.feedDescription,
                     "symbols": service.feedSymbols.joined(separator: ","), "threads": "\(server.eventLoops.count)",
                     "devices": "\(service.deviceCount)", "auth": authMode.rawValue, "tls": security,
                     "push": options.push.summary,
                 ])
             } else {
-                logger.info("listening on \(address)", ["tls": security])
+                logger.notice("listening on \(address)", ["tls": security])
             }
         }
         signals.wait()

@@ -25,6 +25,15 @@ struct DaemonEventLoopTests {
         #expect(listening.contains("threads=\(ProcessorBudget.current().cores)"), "\(listening)")
     }
 
+    @Test("the listening line survives --log-level notice, and a quieter level hides the info lines around it")
+    func listeningAtNotice() async throws {
+        let server = try await ServerProcess.start(arguments: ["--log-level", "notice"])
+        defer { server.stop() }
+        let listening = try listeningLine(server)
+        #expect(listening.contains("listening on 127.0.0.1:\(server.port)"), "\(listening)")
+        #expect(!server.log.contains(" INFO ["), "\(server.log)")
+    }
+
     @Test("confined to one core by taskset, it starts one loop and serves",
           .enabled(if: FileManager.default.isExecutableFile(atPath: taskset)))
     func confinedToOneCore() async throws {
