@@ -426,7 +426,7 @@ def percentile(values, fraction):
 def main():
     parser = argparse.ArgumentParser(description="CoinWatch abuse tests")
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--rss-bound-mib", type=float, default=256)
+    parser.add_argument("--rss-bound-mib", type=float, default=128)
     parser.add_argument("--quick", action="store_true", help="fewer abusers of each kind")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="coinwatch-abuse.")
