@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 public import CoinWatchRPC
 public import CoinWatchTLS
@@ -43,18 +44,17 @@ extension CoinWatchClient {
                 otherServers = Array(addresses.dropFirst())
                 return
             }
-            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-                  (1...65535).contains(port) else {
-                throw RPCError(code: .invalidArgument, message: "'\(address)' is not HOST:PORT")
+            let parsed: HostAndPort
+            do {
+                parsed = try HostAndPort(parsing: address)
+            } catch {
+                throw RPCError(code: .invalidArgument, message: error.message)
             }
-            var host = String(address[..<colon])
-            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            guard !host.isEmpty else { throw RPCError(code: .invalidArgument, message: "'\(address)' has no host") }
-            self.init(host: host, port: port)
+            self.init(host: parsed.host, port: parsed.port)
         }
 
         /// `host:port` as given.
-        public var address: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        public var address: String { HostAndPort(host: host, port: port).description }
 
         /// Every server's address, in the order of `servers`.
         var serverAddresses: [String] {

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchCommandLine
 import CoinWatchRPC
 import CoinWatchTLS
@@ -205,10 +206,12 @@ struct BenchOptions {
 
     /// `HOST:PORT`, or a usage error naming `flag`.
     static func address(_ text: String, flag: String) throws(UsageError) -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
-            throw UsageError("--\(flag): '\(text)' is not HOST:PORT")
+        do {
+            let address = try HostAndPort(parsing: text)
+            return (address.host, address.port)
+        } catch {
+            throw UsageError("--\(flag): \(error.message)")
         }
-        return (String(text[..<colon]), port)
     }
 
     /// These options with `devices` set to `count` unless given.

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchCommandLine
 import CoinWatchRPC
 import CoinWatchTLS
@@ -56,14 +57,13 @@ struct ListenOptions {
                 security = .plaintext
                 rest = rest.dropFirst(6)
             }
-            guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]),
-                  (0...65535).contains(port) else {
-                throw UsageError("--listen: '\(text)' is not HOST:PORT (or tls://HOST:PORT, tcp://HOST:PORT)")
+            do {
+                let address = try HostAndPort(parsing: rest, portZeroAllowed: true)
+                host = address.host
+                port = address.port
+            } catch {
+                throw UsageError("--listen: \(error.message) (HOST:PORT, tls://HOST:PORT or tcp://HOST:PORT)")
             }
-            var host = String(rest[..<colon])
-            if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            self.host = host
-            self.port = port
         }
 
         /// Whether this listener speaks TLS, given whether a certificate was configured.
@@ -76,7 +76,7 @@ struct ListenOptions {
         }
 
         /// `host:port` as an operator writes it.
-        var hostAndPort: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        var hostAndPort: String { HostAndPort(host: host, port: port).description }
     }
 
     var addresses: [Address]

@@ -11,7 +11,10 @@ import Testing
 struct DaemonUsageTests {
     @Test("a bad flag exits 64 with a message naming it", arguments: [
         (["--listen", "nope"], "error: --listen: 'nope' is not HOST:PORT"),
-        (["--listen", "127.0.0.1:70000"], "error: --listen: '127.0.0.1:70000' is not HOST:PORT"),
+        (["--listen", "127.0.0.1:70000"], "error: --listen: '127.0.0.1:70000': the port must be 0–65535 (got '70000')"),
+        (["--listen", "[::1"], "error: --listen: '[::1' opens an IPv6 address with [ and does not close it"),
+        (["--listen", ":0"], "error: --listen: ':0' has no host"),
+        (["--listen", "::1:0"], "error: --listen: '::1:0': an IPv6 address goes in brackets"),
         (["--log-level", "loud"], "error: --log-level: 'loud' is not one of trace, debug, info, notice, warning, error"),
         (["--log-format", "xml"], "error: --log-format: 'xml' is not text or json"),
         (["--high-watermark", "10"], "error: --high-watermark: must be at least 1024"),

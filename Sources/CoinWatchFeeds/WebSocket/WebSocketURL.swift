@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// A `ws://` or `wss://` endpoint, split into what the connection and the upgrade request need.
 public struct WebSocketURL: Sendable, Hashable, CustomStringConvertible {
     public var isSecure: Bool
@@ -39,37 +41,19 @@ public struct WebSocketURL: Sendable, Hashable, CustomStringConvertible {
         var target = String(rest[authorityEnd...])
         if target.hasPrefix("?") { target = "/" + target }
         guard !authority.contains("@") else { throw invalid("user information (…@) is not supported") }
-        var host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw invalid("an unclosed IPv6 bracket") }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw invalid("unexpected text after the IPv6 address") }
-                portText = after.dropFirst()
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
-        } else {
-            host = authority
+        let address: HostAndPort
+        do {
+            address = try HostAndPort(parsing: authority, defaultPort: secure ? 443 : 80)
+        } catch {
+            throw invalid(error.message)
         }
-        guard !host.isEmpty else { throw invalid("the host is missing") }
-        var port = secure ? 443 : 80
-        if let portText {
-            guard let value = Int(portText), (1...65535).contains(value) else {
-                throw invalid("the port must be 1–65535 (got '\(portText)')")
-            }
-            port = value
-        }
-        self.init(isSecure: secure, host: String(host), port: port, target: target)
+        self.init(isSecure: secure, host: address.host, port: address.port, target: target)
     }
 
     /// The `Host` header: the port only when it is not the scheme's default, IPv6 literals in brackets.
     public var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
+        let address = HostAndPort(host: host, port: port)
+        return port == (isSecure ? 443 : 80) ? address.hostText : address.description
     }
 
     public var description: String { "\(isSecure ? "wss" : "ws")://\(hostHeader)\(target)" }

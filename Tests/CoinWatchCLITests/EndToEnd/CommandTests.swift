@@ -225,6 +225,8 @@ struct CommandTests {
          "error: --client-cert / --client-key: "),
         (["prices", "--nope"], "error: unknown option '--nope'\nUSAGE: coinwatch prices"),
         (["--server", "nocolon", "health"], "error: --server: 'nocolon' is not HOST:PORT\nUSAGE: coinwatch health"),
+        (["--server", "[::1", "health"], "error: --server: '[::1' opens an IPv6 address with [ and does not close it"),
+        (["--server", "h:0", "health"], "error: --server: 'h:0': the port must be 1–65535 (got '0')"),
         ([], "error: missing command (the shell starts only on a terminal)\nUSAGE: coinwatch [options] COMMAND"),
     ])
     func usage(arguments: [String], expected: String) async throws {
