@@ -1,3 +1,4 @@
+import CoinWatchCore
 import Dispatch
 import Synchronization
 
@@ -73,9 +74,7 @@ final class PublisherQueue<Item: Sendable>: Sendable {
             return true
         }
         guard asleep else { return }
-        let (seconds, attoseconds) = timeout.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        if signal.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+        if signal.wait(timeout: .now() + .nanoseconds(Int(max(0, timeout.inNanoseconds)))) == .timedOut {
             // Not signalled: unless a signal is on its way (it cleared `sleeping` first), nothing will come now.
             let pending = state.withLock { state -> Bool in
                 defer { state.sleeping = false }

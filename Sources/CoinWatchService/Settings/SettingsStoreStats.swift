@@ -1,3 +1,5 @@
+import CoinWatchCore
+
 /// Counters of the settings writer, for health checks and for judging how well group commit works.
 public struct SettingsStoreStats: Sendable, Hashable {
     /// Saves and deletes submitted and not yet taken by the writer.
@@ -47,8 +49,7 @@ public struct SettingsStoreStats: Sendable, Hashable {
     mutating func recordSync(requests: Int, duration: Duration) {
         syncs += 1
         requestsInSyncs += UInt64(requests)
-        let (seconds, attoseconds) = duration.components
-        syncNanoseconds += UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        syncNanoseconds += UInt64(max(0, duration.inNanoseconds))
     }
 
     mutating func recordWrittenBatch(requests: Int) {

@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchTLS
 import Foundation
 
@@ -95,7 +96,7 @@ final class LoopbackSocket {
 
     private func wait(for events: Int16, timeout: Duration) throws -> Bool {
         var descriptor = pollfd(fd: fd, events: events, revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.inMilliseconds)
         while true {
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
