@@ -1,3 +1,4 @@
+public import CoinWatchCore
 /// Whether calls must carry credentials.
 public enum AuthMode: String, Sendable, Hashable, CaseIterable {
     /// Every call is checked against `MethodPolicy`.
@@ -19,10 +20,28 @@ public enum AuthMode: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A non-loopback listener with no `--auth` given.
-public struct AuthModeError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AuthModeError: CoinWatchError {
+    /// The one kind: a listener is exposed and `--auth` was not chosen.
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        public var description: String { name }
+
+        /// A non-loopback listener with no `--auth` given.
+        public static let authNotChosen = Code("authNotChosen")
+    }
+
     public let exposedHosts: [String]
 
-    public var description: String {
+    public var code: Code { .authNotChosen }
+    public var description: String { message }
+
+    /// What to do about it, naming the exposed addresses.
+    public var message: String {
         let hosts = exposedHosts.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ", ")
         return """
             refusing to start: listening on \(hosts) without --auth would let anyone who can reach this port read and \

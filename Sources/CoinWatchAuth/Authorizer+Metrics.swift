@@ -16,13 +16,13 @@ final class AuthCounters: Sendable {
 
     /// Counts one failed authentication.
     func count(_ failure: CredentialFailure) {
-        switch failure {
-        case .malformed: malformed.add(1, ordering: .relaxed)
+        switch failure.code {
         case .unknownKey: unknownKey.add(1, ordering: .relaxed)
         case .wrongSecret: wrongSecret.add(1, ordering: .relaxed)
         case .revoked: revoked.add(1, ordering: .relaxed)
         case .unclaimedDevice: unclaimedDevice.add(1, ordering: .relaxed)
         case .unknownToken: unknownToken.add(1, ordering: .relaxed)
+        default: malformed.add(1, ordering: .relaxed)
         }
     }
 

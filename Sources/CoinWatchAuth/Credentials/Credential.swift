@@ -1,5 +1,5 @@
 public import CoinWatchModel
-import CoinWatchCore
+public import CoinWatchCore
 
 /// A credential as a caller presents it, parsed but not yet checked against the store.
 ///
@@ -105,28 +105,46 @@ public enum Credential: Sendable, Hashable {
 
 /// Why a presented credential was not accepted. The reason goes to the server's log (with the key id or device,
 /// never a secret); the caller learns only UNAUTHENTICATED with a message that does not tell the reasons apart.
-public enum CredentialFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Not a token at all: empty, too long, bad characters, a scheme other than Bearer, or a mangled key.
-    case malformed
-    /// A well-formed service key whose id the server does not know.
-    case unknownKey
-    /// A key or device secret whose secret does not match.
-    case wrongSecret
-    /// A revoked key.
-    case revoked
-    /// A device secret for a device that has none on record.
-    case unclaimedDevice
-    /// An opaque token when no `--publish-token` is set, or a different one.
-    case unknownToken
+public struct CredentialFailure: CoinWatchError {
+    /// Why, for the log and the per-reason counters.
+    public struct Code: ErrorCode {
+        public let name: String
 
-    public var description: String {
-        switch self {
-        case .malformed: "malformed credential"
-        case .unknownKey: "unknown key"
-        case .wrongSecret: "wrong secret"
-        case .revoked: "revoked key"
-        case .unclaimedDevice: "device has no secret"
-        case .unknownToken: "unknown token"
+        private init(_ name: String) {
+            self.name = name
         }
+
+        public var description: String { name }
+
+        /// Not a token at all: empty, too long, bad characters, a scheme other than Bearer, or a mangled key.
+        public static let malformed = Code("malformed")
+        /// A well-formed service key whose id the server does not know.
+        public static let unknownKey = Code("unknownKey")
+        /// A key or device secret whose secret does not match.
+        public static let wrongSecret = Code("wrongSecret")
+        /// A revoked key.
+        public static let revoked = Code("revoked")
+        /// A device secret for a device that has none on record.
+        public static let unclaimedDevice = Code("unclaimedDevice")
+        /// An opaque token when no `--publish-token` is set, or a different one.
+        public static let unknownToken = Code("unknownToken")
     }
+
+    public let code: Code
+    /// The reason as the log prints it.
+    public let message: String
+
+    private init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static let malformed = CredentialFailure(.malformed, "malformed credential")
+    public static let unknownKey = CredentialFailure(.unknownKey, "unknown key")
+    public static let wrongSecret = CredentialFailure(.wrongSecret, "wrong secret")
+    public static let revoked = CredentialFailure(.revoked, "revoked key")
+    public static let unclaimedDevice = CredentialFailure(.unclaimedDevice, "device has no secret")
+    public static let unknownToken = CredentialFailure(.unknownToken, "unknown token")
 }

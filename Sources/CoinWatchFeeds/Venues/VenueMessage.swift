@@ -1,3 +1,4 @@
+public import CoinWatchCore
 public import CoinWatchModel
 
 /// What one venue message means, as its adapter reads it.
@@ -56,7 +57,22 @@ public struct VenueSequenceMark: Sendable, Hashable {
 }
 
 /// A message that is not what its venue sends: not JSON, or a trade with a missing or bad field.
-public struct VenueParseError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct VenueParseError: CoinWatchError {
+    /// The one kind: the message is not what the venue sends.
+    public struct Code: ErrorCode {
+        public let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        public var description: String { name }
+
+        /// Not JSON, or a trade with a missing or bad field.
+        public static let malformedMessage = Code("malformedMessage")
+    }
+
+    public var code: Code { .malformedMessage }
     public var message: String
 
     public init(_ message: String) {

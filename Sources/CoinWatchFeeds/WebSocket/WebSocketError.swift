@@ -1,7 +1,13 @@
+public import CoinWatchCore
+
 /// Why a WebSocket connection failed or was refused, with the close code the client sent (or would send) for it.
-public struct WebSocketError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+public struct WebSocketError: CoinWatchError {
+    public struct Code: ErrorCode {
         public let name: String
+
+        private init(name: String) {
+            self.name = name
+        }
 
         /// The upgrade response was not a valid `101 Switching Protocols` for our request (wrong status, a missing or
         /// wrong `Upgrade`/`Connection` header, an extension or subprotocol we did not ask for, a header too large).
