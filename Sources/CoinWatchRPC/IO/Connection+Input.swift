@@ -5,6 +5,10 @@ extension Connection {
     /// Event loop callback: input (or end of file) is ready. Reads into the loop's shared buffer.
     public func readable() {
         guard (state == .open || state == .closing) && readingInput && !inputPaused else { return }
+        if !heldInput.isEmpty {
+            deliverHeldInput()
+            guard heldInput.isEmpty, !inputPaused, state == .open || state == .closing else { return }
+        }
         let buffer = eventLoop.readBuffer
         var reads = 0
         while true {
@@ -43,8 +47,14 @@ extension Connection {
         }
     }
 
-    /// Hands every complete frame in `bytes` to the delegate.
+    /// Hands every complete frame in `bytes` to the delegate, until the delegate pauses input: the rest is held
+    /// (`heldInput`) until it resumes.
     func deliver(_ bytes: UnsafeRawBufferPointer) {
+        if !heldInput.isEmpty && !isDeliveringHeldInput {
+            // Behind frames already held: kept in order.
+            if deliveringInput { heldInput.append(contentsOf: bytes) }
+            return
+        }
         var input = bytes
         isDelivering = true
         defer {
@@ -52,6 +62,10 @@ extension Connection {
             if state == .closed || streamDelegate != nil { decoder.releaseBuffer() }
         }
         while deliveringInput {
+            if inputPaused && streamDelegate == nil {
+                if !input.isEmpty { heldInput.append(contentsOf: input) }
+                return
+            }
             let body: UnsafeRawBufferPointer?
             do {
                 body = try decoder.next(from: &input)
@@ -67,6 +81,16 @@ extension Connection {
                 return
             }
         }
+    }
+
+    /// Delivers the frames held while input was paused, as far as the delegate lets it this time.
+    func deliverHeldInput() {
+        guard !heldInput.isEmpty, !inputPaused, state == .open || state == .closing else { return }
+        let held = heldInput
+        heldInput = []
+        isDeliveringHeldInput = true
+        defer { isDeliveringHeldInput = false }
+        held.withUnsafeBytes { deliver($0) }
     }
 
     /// The decoder gave up on `error`; `remaining` is the unread rest of the current read.

@@ -42,6 +42,13 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var readingInput = true
     /// Reading paused by the user (input backpressure), independent of `readingInput`.
     var inputPaused = false
+    /// Frames already read but not yet delivered because input was paused in the middle of a read: delivered,
+    /// in order, before anything read later. At most one read's worth (the loop's read buffer, or what one
+    /// read's TLS records decrypt to), so a peer that pipelines requests and never reads its answers cannot make
+    /// the connection answer, and queue, more than that past its high watermark.
+    var heldInput: [UInt8] = []
+    /// Inside `deliverHeldInput()`, whose bytes go ahead of anything held after them.
+    var isDeliveringHeldInput = false
     /// Input is handed to the delegate (not after a decoding error, nor while closing).
     var deliveringInput = true
     /// Inside the frame-delivery loop, where the decoder's buffer may be in the delegate's hands.
@@ -249,6 +256,10 @@ public final class Connection: IOHandler, @unchecked Sendable {
         guard inputPaused else { return }
         inputPaused = false
         updateInterest()
+        if !heldInput.isEmpty {
+            // Not from here: the caller may be inside a delegate callback. Before the next read either way.
+            eventLoop.execute { [self] in deliverHeldInput() }
+        }
     }
 
     /// Whether `pauseInput()` is in effect.

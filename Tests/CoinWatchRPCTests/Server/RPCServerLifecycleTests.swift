@@ -88,6 +88,70 @@ struct RPCServerLifecycleTests {
         await running.server.shutdownNow()
     }
 
+    @Test("requests pipelined by a client that never reads are not answered past the high watermark")
+    func pipelinedNeverReads() async throws {
+        let running = try RunningServer {
+            $0.highWatermark = 256 << 10
+            $0.lowWatermark = 64 << 10
+            $0.slowConsumerTimeout = .milliseconds(500)
+        }
+        let raw = try RawClient(port: running.port)
+        // 2,000 small requests in one write, each asking for a 64 KiB answer: 128 MiB of answers if all were made.
+        let request = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
+        var requests = RawFrames.hello
+        for id in 1...2000 {
+            requests += RawFrames.frame(.call(V1.Call(callID: UInt64(id), method: "coinwatch.v1.CoinWatch/GetPrices", payload: request)))
+        }
+        raw.send(requests)
+        #expect(await eventually { running.service.bigAnswers.load(ordering: .relaxed) > 0 })
+        // The slow-consumer policy closes it; what was answered by then is what it cost.
+        #expect(await eventually { running.server.stats.openConnections == 0 })
+        let answered = running.service.bigAnswers.load(ordering: .relaxed)
+        // The kernel's socket buffers (a few MiB on loopback) and the high watermark: far below all 2,000.
+        #expect(answered < 500, "answered \(answered) of 2,000 requests for a client that never read")
+        raw.close()
+        await running.server.shutdownNow()
+    }
+
+    @Test("input held while paused is delivered in order once the reader catches up")
+    func heldInputDelivered() async throws {
+        let running = try RunningServer {
+            $0.highWatermark = 256 << 10
+            $0.lowWatermark = 64 << 10
+        }
+        let raw = try RawClient(port: running.port)
+        let big = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
+        var requests = RawFrames.hello
+        for id in 1...300 {
+            requests += RawFrames.frame(.call(V1.Call(callID: UInt64(id), method: "coinwatch.v1.CoinWatch/GetPrices", payload: big)))
+        }
+        raw.send(requests)
+        // Read everything: every call is answered, in the order sent, once the reader keeps up.
+        var ids: [UInt64] = []
+        var buffer: [UInt8] = []
+        var offset = 0
+        while ids.count < 300 {
+            let chunk = raw.readSome()
+            #expect(!chunk.isEmpty, "no more answers after \(ids.count)")
+            if chunk.isEmpty { break }
+            buffer += chunk
+            while buffer.count - offset >= 4 {
+                let length = buffer[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+                guard buffer.count - offset - 4 >= length else { break }
+                let frame = try V1.Frame(serializedBytes: Array(buffer[(offset + 4)..<(offset + 4 + length)]))
+                if let end = frame.end { ids.append(end.callID) }
+                offset += 4 + length
+            }
+            if offset > 1 << 20 {
+                buffer.removeFirst(offset)
+                offset = 0
+            }
+        }
+        #expect(ids == Array(1...300))
+        raw.close()
+        await running.server.shutdownNow()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.

@@ -12,13 +12,15 @@ import Synchronization
 /// - `SaveSettings` (deferred): answered from another thread.
 /// - `GetPrices` (inline, from the request's bytes): answers a tick per symbol; the
 ///   first symbol "none" makes it return without answering, "twice" answer twice,
-///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw.
+///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw, "big" answer 64 KiB (counted in
+///   `bigAnswers`).
 /// - `StreamPrices` (async stream): `min_interval_ms` messages (0 = until
 ///   cancelled, one every 5 ms), sequence numbers 1, 2, …
 /// - `StreamAlerts` (loop-bound stream): writes 4 KiB messages as fast as the
 ///   connection takes them, counting bytes in `floodBytes`.
 final class TestService: Sendable {
     let floodBytes = Atomic<Int>(0)
+    let bigAnswers = Atomic<Int>(0)
     let streamsEnded = Atomic<Int>(0)
     let gate = Gate()
 
@@ -39,7 +41,7 @@ final class TestService: Sendable {
                 }
                 return V1.GetSettingsResponse(settings: V1.Settings(deviceID: request.deviceID, version: 1))
             }),
-            .unary(V1.CoinWatch.getPrices, inlineBytes: { payload, context, respond throws(RPCError) in
+            .unary(V1.CoinWatch.getPrices, inlineBytes: { [self] payload, context, respond throws(RPCError) in
                 let request = try RPCMethod.decode(V1.GetPricesRequest.self, payload)
                 let response = V1.GetPricesResponse(prices: request.symbols.map { V1.Tick(symbol: $0) })
                 let metadata = context.metadata.sorted { $0.key < $1.key }.map { V1.Tick(symbol: "\($0.key)=\($0.value)") }
@@ -55,6 +57,10 @@ final class TestService: Sendable {
                 case "late-throw":
                     answer.withUnsafeBytes(respond)
                     throw RPCError(code: .failedPrecondition, message: "thrown after answering")
+                case "big":
+                    bigAnswers.add(1, ordering: .relaxed)
+                    V1.GetPricesResponse(prices: [V1.Tick(symbol: String(repeating: "b", count: 64 << 10))])
+                        .serializedBytes().withUnsafeBytes(respond)
                 default:
                     answer.withUnsafeBytes(respond)
                 }
