@@ -54,6 +54,12 @@ public final class RawClient {
         fd = -1
     }
 
+    /// Shuts the writing side down (`shutdown(SHUT_WR)`): the server reads the end of the stream, and this side
+    /// can still read.
+    public func shutdownWrite() {
+        if fd >= 0 { shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     public func send(_ bytes: [UInt8]) {
         let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         precondition(sent == bytes.count, "short blocking send")

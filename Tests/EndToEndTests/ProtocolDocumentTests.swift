@@ -177,6 +177,13 @@ struct ProtocolDocumentTests {
         answers["cancel"] = try session.end(5)
         session.send(call(6, V1.Health.check.path, V1.HealthCheckRequest(service: "coinwatch.v1.Nope")))
         answers["health-service"] = try session.end(6)
+        let halfClosed = try Session(port)
+        // The Health answer shows the server has read the stream's Call before it: the stream is live.
+        halfClosed.send(call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest())
+            + call(2, V1.Health.check.path, V1.HealthCheckRequest()))
+        #expect(try halfClosed.end(2).code == "OK")
+        halfClosed.shutdownWrite()
+        answers["half-close"] = try halfClosed.end(1)
         return answers
     }
 
@@ -393,6 +400,8 @@ struct ProtocolDocumentTests {
         }
 
         func send(_ bytes: [UInt8]) { client.send(bytes) }
+
+        func shutdownWrite() { client.shutdownWrite() }
 
         func close() { client.close() }
 

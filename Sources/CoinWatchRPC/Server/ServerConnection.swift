@@ -218,11 +218,22 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     }
 
     func inputEnded(on connection: Connection) {
-        // The peer will send nothing more; its calls cannot be cancelled any more but
-        // their answers may still be read. Finish unary calls, end streams.
-        terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "the client closed its side"))
-        state = .closed
-        connection.close(afterFlush: .seconds(5))
+        // The peer will send nothing more, but it may have only shut its writing side down and still read: a
+        // client that sends its last requests and then `shutdown(SHUT_WR)` gets their answers. Unary calls
+        // finish and are answered (nothing could cancel them now but their deadline), streams end, and the
+        // connection closes once the last call has.
+        switch state {
+        case .ready, .draining:
+            state = .draining
+            for call in Array(calls.values) where call.isStreaming {
+                call.terminate(RPCError(code: .cancelled, message: "the client closed its side"), sendEnd: true)
+            }
+            closeWhenDrained()
+        case .awaitingHello, .closed:
+            terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "the client closed its side"))
+            state = .closed
+            connection.close(afterFlush: .seconds(5))
+        }
     }
 
     func connectionClosed(_ connection: Connection, error: IOError?) {

@@ -152,6 +152,32 @@ struct RPCServerLifecycleTests {
         await running.server.shutdownNow()
     }
 
+    @Test("a client that shuts its writing side down still gets its unary answers; its streams end")
+    func halfClose() async throws {
+        let running = try RunningServer()
+        let raw = try RawClient(port: running.port)
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/GetSettings",
+                                            payload: V1.GetSettingsRequest(deviceID: "gated").serializedBytes())))
+            + RawFrames.frame(.call(V1.Call(callID: 3, method: "coinwatch.v1.CoinWatch/StreamPrices",
+                                            payload: V1.StreamPricesRequest().serializedBytes()))))
+        #expect(await eventually { running.server.stats.startedCalls == 2 })
+        raw.shutdownWrite()
+        // The stream ends at once; the unary call is still running until its handler answers.
+        #expect(await eventually { running.service.streamsEnded.load(ordering: .relaxed) == 1 })
+        #expect(running.server.stats.openConnections == 1)
+        running.service.gate.open()
+        let ends = RawFrames.decode(raw.readToEnd(limit: 16 << 20)).compactMap(\.end)
+        #expect(ends.map(\.callID).sorted() == [1, 3])
+        let unary = ends.first { $0.callID == 1 }
+        #expect((unary?.status?.code ?? .ok) == .ok, "\(String(describing: unary))")
+        let stream = ends.first { $0.callID == 3 }
+        #expect(stream?.status?.code == RPCError.Code.cancelled.wire)
+        #expect(stream?.status?.message == "the client closed its side")
+        #expect(await eventually { running.server.stats.openConnections == 0 })
+        await running.server.shutdownNow()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.
