@@ -1,3 +1,5 @@
+import CoinWatchRPC
+
 /// The small text rules of gRPC over HTTP/2: timeouts, status messages, metadata.
 enum GRPCWire {
     /// `grpc-timeout`: 1 to 8 digits and a unit (`H`, `M`, `S`, `m`, `u`, `n`), as nanoseconds (saturating);
@@ -53,7 +55,8 @@ enum GRPCWire {
     static func statusFields(code: Int32, message: String) -> [(name: String, value: String)] {
         if code == 0 && message.isEmpty { return okFields }
         var fields = [(name: "grpc-status", value: String(code))]
-        if !message.isEmpty { fields.append(("grpc-message", percentEncoded(message))) }
+        // Bounded like a native End's message: it may quote what the caller sent, and a header has limits.
+        if !message.isEmpty { fields.append(("grpc-message", percentEncoded(RPCError.bounded(message)))) }
         return fields
     }
 

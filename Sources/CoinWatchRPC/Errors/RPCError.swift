@@ -14,10 +14,24 @@ public struct RPCError: CoinWatchError {
 
     public init(code: Code, message: String) {
         self.code = code
-        self.message = message
+        self.message = Self.bounded(message)
     }
 
     public var description: String { "\(code): \(message)" }
+
+    /// The most bytes of UTF-8 a message keeps. Messages quote what was wrong, and what was wrong may be as
+    /// large as a frame (a 3 MB metadata key, quoted twice): cut here, an answer always fits the frame limit the
+    /// server announced, a gRPC header's limits and a log line.
+    public static let maxMessageBytes = 1024
+
+    /// `message`, or its first `maxMessageBytes` bytes (whole characters) and a note of how much was cut.
+    public static func bounded(_ message: String) -> String {
+        let count = message.utf8.count
+        guard count > maxMessageBytes else { return message }
+        var kept = Substring(message)
+        while kept.utf8.count > maxMessageBytes - 40 { kept = kept.dropLast(max(1, (kept.utf8.count - maxMessageBytes + 40) / 4)) }
+        return "\(kept)… (\(count - kept.utf8.count) more bytes cut)"
+    }
 }
 
 extension RPCError {

@@ -11,6 +11,8 @@ extension ServerConnection {
     /// Writes a call's `End`, envelope by hand, straight into the loop's output arena.
     func sendEnd(callID: UInt64, code: RPCError.Code, message: String,
                  payload: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) {
+        // Messages the runtime writes itself quote what the peer sent (an unknown method, a metadata key).
+        let message = RPCError.bounded(message)
         let size = FrameEnvelope.endFrameSize(callID: callID, code: code.rawValue, message: message, payloadCount: payload.count)
         connection.enqueueFrame(bodyLength: size) { buffer in
             FrameEnvelope.writeEndFrame(into: buffer, callID: callID, code: code.rawValue, message: message, payload: payload)

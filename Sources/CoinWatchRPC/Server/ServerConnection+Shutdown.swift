@@ -41,7 +41,7 @@ extension ServerConnection {
     func fail(_ code: RPCError.Code, _ message: String, flush: Bool = true) {
         guard state != .closed else { return }
         shared.logger.debug("connection error", ["peer": peer, "code": "\(code)", "message": message])
-        send(.error(V1.ConnectionError(code: code.wire, message: message)))
+        send(.error(V1.ConnectionError(code: code.wire, message: RPCError.bounded(message))))
         terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "the connection closed"))
         state = .closed
         if flush {

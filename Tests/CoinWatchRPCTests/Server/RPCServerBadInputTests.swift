@@ -95,6 +95,43 @@ struct RPCServerBadInputTests {
         await running.server.shutdownNow()
     }
 
+    @Test("an answer quoting what the client sent stays within the frame limit the server announced")
+    func quotedInputIsCut() async throws {
+        let running = try RunningServer()
+        let raw = try RawClient(port: running.port)
+        // A 3 MB metadata key in upper case and a 3 MB method name: each error message quotes them.
+        let key = String(repeating: "K", count: 3_000_000)
+        let method = String(repeating: "m", count: 3_000_000)
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.Health/Check", metadata: [key: "v"],
+                                            payload: V1.HealthCheckRequest().serializedBytes())))
+            + RawFrames.frame(.call(V1.Call(callID: 2, method: method, payload: []))))
+        var bytes: [UInt8] = []
+        var frames: [V1.Frame] = []
+        while frames.compactMap(\.end).count < 2 {
+            let chunk = raw.readSome()
+            #expect(!chunk.isEmpty, "the server closed or fell silent")
+            if chunk.isEmpty { break }
+            bytes += chunk
+            frames = RawFrames.decode(bytes)
+        }
+        let limit = RPCServer.Configuration().maxFrameBytes
+        var offset = 0
+        while bytes.count - offset >= 4 {
+            let length = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            #expect(length <= limit, "a frame of \(length) bytes against the announced \(limit)")
+            offset += 4 + length
+        }
+        for end in frames.compactMap(\.end) {
+            let message = end.status?.message ?? ""
+            #expect(message.utf8.count <= RPCError.maxMessageBytes, "\(message.utf8.count) bytes")
+            #expect(message.hasSuffix("more bytes cut)"), "\(message.prefix(80))")
+        }
+        #expect(frames.compactMap(\.end).first { $0.callID == 1 }?.status?.message.hasPrefix("metadata key 'KKK") == true)
+        #expect(frames.compactMap(\.end).first { $0.callID == 2 }?.status?.message.hasPrefix("unknown method 'mmm") == true)
+        try await Self.expectStillServing(running)
+    }
+
     @Test("after the handshake a frame of a kind this version does not know is ignored")
     func unknownKindIgnored() async throws {
         let running = try RunningServer()
