@@ -1,5 +1,7 @@
+public import CoinWatchLogging
 public import CoinWatchModel
 public import CoinWatchRPC
+import Dispatch
 
 /// The claiming step of the calls that issue device secrets (`SaveSettings`, `RegisterDevice`), run by their
 /// handlers after the authoriser allowed the call.
@@ -14,11 +16,33 @@ public import CoinWatchRPC
 public struct DeviceClaims: Sendable {
     public let credentials: CredentialStore
     public let mode: AuthMode
+    /// Where a claim that could not be taken back is reported.
+    public let logger: Logger
 
-    public init(credentials: CredentialStore, mode: AuthMode) {
+    public init(credentials: CredentialStore, mode: AuthMode, logger: Logger = Logger(label: "auth", level: .warning)) {
         self.credentials = credentials
         self.mode = mode
+        self.logger = logger
     }
+
+    /// Takes back a claim stored with its call's write whose answer, carrying the secret, could not be sent (the
+    /// call ended while the write was under way): otherwise the device would keep a secret nobody holds, and with
+    /// authorisation required it could not be saved or registered again without an operator's reset. Off the
+    /// calling thread, which may be an event loop: the removal is a synced write (and a cluster write).
+    public func takeBack(_ claim: DeviceClaim) {
+        Self.takeBacks.async { [credentials, logger] in
+            do throws(AuthError) {
+                try credentials.releaseClaim(claim)
+            } catch {
+                logger.warning("a device secret whose answer was not sent could not be taken back", [
+                    "device": claim.device.rawValue, "reason": error.message,
+                ])
+            }
+        }
+    }
+
+    /// One serial queue for every take-back: rare, and each blocks on the disk.
+    private static let takeBacks = DispatchQueue(label: "coinwatch.claims.take-back")
 
     /// Begins issuing `device` a secret if it has none and the caller has no service key.
     ///

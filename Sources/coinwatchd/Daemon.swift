@@ -80,7 +80,7 @@ struct Daemon {
                 + "LevelDB can")
             return 1
         }
-        configuration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode)
+        configuration.deviceClaims = DeviceClaims(credentials: credentials, mode: authMode, logger: logger.labeled("auth"))
         var authorization = options.security.authorizer
         authorization.mode = authMode
         let authorizer = Authorizer(configuration: authorization, credentials: credentials, logger: logger.labeled("auth"))

@@ -72,5 +72,5 @@ public final class ServerContext: Sendable {
     /// long handlers check it. Any thread, cheap.
     public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
-    func cancel() { cancelled.store(true, ordering: .releasing) }
+    package func cancel() { cancelled.store(true, ordering: .releasing) }
 }

@@ -34,6 +34,20 @@ public struct UnaryResponder<Response: WireMessage>: Sendable {
         }
     }
 
+    /// `succeed(encodedResponse:)`, running `ifEnded` on the event loop instead when the call had already ended
+    /// (cancelled, past its deadline, its connection gone) and so the answer could not be sent: for an answer
+    /// that hands something over only once, such as a device's secret, which is then taken back.
+    public func succeed(encodedResponse bytes: [UInt8], ifEnded: @escaping @Sendable () -> Void) {
+        let call = self.call
+        call.onLoop {
+            guard !call.isFinished else {
+                ifEnded()
+                return
+            }
+            bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+        }
+    }
+
     public func fail(_ error: RPCError) {
         let call = self.call
         call.onLoop { call.finish(error) }

@@ -39,7 +39,7 @@ extension PushService {
                     }
                     return
                 }
-                self.registerClaiming(registration, claim, claims.credentials, responder)
+                self.registerClaiming(registration, claim, claims, responder)
             }),
             .unary(V1.CoinWatch.unregisterDevice, deferred: { request, _, responder in
                 let device: DeviceID
@@ -73,9 +73,10 @@ extension PushService {
     /// since that blocks, then the registration; answers with the secret once both are durable. A registration
     /// that fails takes the claim back, so a call that fails issues nothing.
     private func registerClaiming(
-        _ registration: PushDelivery.Registration, _ claim: DeviceClaim, _ credentials: CredentialStore,
+        _ registration: PushDelivery.Registration, _ claim: DeviceClaim, _ claims: DeviceClaims,
         _ responder: UnaryResponder<V1.RegisterDeviceResponse>
     ) {
+        let credentials = claims.credentials
         let queue = claimsQueue
         queue.async {
             do throws(AuthError) {
@@ -89,7 +90,11 @@ extension PushService {
                 switch result {
                 case .success(let stored):
                     credentials.finishClaim(claim, stored: true)
-                    responder.succeed(V1.RegisterDeviceResponse(registration: stored, deviceSecret: claim.token))
+                    // The call ended meanwhile: the secret was never sent, so the device gets it back.
+                    responder.succeed(
+                        encodedResponse: V1.RegisterDeviceResponse(registration: stored, deviceSecret: claim.token)
+                            .serializedBytes()
+                    ) { claims.takeBack(claim) }
                 case .failure(let registrationError):
                     queue.async {
                         do throws(AuthError) {

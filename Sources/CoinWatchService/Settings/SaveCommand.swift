@@ -19,6 +19,12 @@ struct SaveCommand: Sendable {
     /// A record written in the same batch as the settings when this save succeeds, and not at all when it fails:
     /// the secret a device's first save issues (`DeviceClaims`), durable exactly when the save is.
     var attachedWrite: (key: [UInt8], value: [UInt8])?
+    /// The call asking for the save, when it came through a method: a save whose call has ended (cancelled, past
+    /// its deadline, its connection gone) before the writer takes it is not written.
+    var call: ServerContext?
+
+    /// The call this save is for has ended, so nobody will read its answer.
+    var isAbandoned: Bool { call?.isCancelled ?? false }
 
     /// Validates and normalises `request`.
     ///

@@ -31,6 +31,7 @@ extension SettingsStore {
                 }
                 let warnings = SaveWarnings.unpriced(in: command, isPriced: isPriced)
                 command.attachedWrite = claim.map { ($0.recordKey, $0.recordValue) }
+                command.call = context
                 self.submitSave(command, from: context.eventLoop) { result in
                     switch result {
                     case .success(let saved):
@@ -39,6 +40,10 @@ extension SettingsStore {
                             claims.credentials.finishClaim(claim, stored: true)
                             // A message holding only the secret, appended: protobuf concatenation merges it in.
                             response += V1.SaveSettingsResponse(deviceSecret: claim.token).serializedBytes()
+                            // The call ended while its save was being written: the secret was never sent, so the
+                            // device gets it back rather than keep one nobody holds (the settings stay saved).
+                            responder.succeed(encodedResponse: response) { claims.takeBack(claim) }
+                            return
                         }
                         responder.succeed(encodedResponse: response)
                     case .failure(let error):

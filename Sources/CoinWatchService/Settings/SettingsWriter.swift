@@ -163,6 +163,11 @@ final class SettingsWriter: Sendable {
                 let current = attemptStaged[key] ?? latest(key, staged, rounds)
                 switch requests[index] {
                 case .save(let command, _):
+                    if command.isAbandoned {
+                        outcomes[index] = .failed(
+                            RPCError(code: .cancelled, message: "the call ended before its save was written"))
+                        break
+                    }
                     switch command.apply(to: current, nowMs: nowMs) {
                     case .success(let settings):
                         attemptStaged[key] = .some(settings)

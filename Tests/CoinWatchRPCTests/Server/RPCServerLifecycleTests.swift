@@ -178,6 +178,35 @@ struct RPCServerLifecycleTests {
         await running.server.shutdownNow()
     }
 
+    @Test("an answer that comes after its call ended is not sent, and its producer hears so")
+    func answerAfterEnd() async throws {
+        let running = try RunningServer()
+        let raw = try RawClient(port: running.port)
+        let save = V1.SaveSettingsRequest(deviceID: "gated").serializedBytes()
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/SaveSettings", payload: save)))
+            + RawFrames.frame(.call(V1.Call(callID: 3, method: "coinwatch.v1.CoinWatch/SaveSettings", payload: save)))
+            + RawFrames.frame(.cancel(V1.Cancel(callID: 1))))
+        #expect(await eventually { running.server.stats.startedCalls == 2 && running.server.stats.liveCalls == 1 })
+        running.service.gate.open()
+        var frames: [V1.Frame] = []
+        var bytes: [UInt8] = []
+        while frames.compactMap(\.end).count < 2 {
+            let chunk = raw.readSome()
+            #expect(!chunk.isEmpty)
+            if chunk.isEmpty { break }
+            bytes += chunk
+            frames = RawFrames.decode(bytes)
+        }
+        let ends = frames.compactMap(\.end)
+        #expect(ends.first { $0.callID == 1 }?.status?.code == RPCError.Code.cancelled.wire)
+        #expect((ends.first { $0.callID == 3 }?.status?.code ?? .ok) == .ok)
+        #expect(await eventually { running.service.answersNotSent.load(ordering: .relaxed) == 1 })
+        #expect(running.service.answersNotSent.load(ordering: .relaxed) == 1, "only the cancelled call's answer")
+        raw.close()
+        await running.server.shutdownNow()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.

@@ -9,7 +9,8 @@ import Synchronization
 /// - `GetSettings` (async): echoes the device id; "slow" never answers (it ends
 ///   only by a deadline, a cancel or a disconnect); "gated" answers once the test
 ///   opens `gate`; "missing" fails NOT_FOUND.
-/// - `SaveSettings` (deferred): answered from another thread.
+/// - `SaveSettings` (deferred): answered from another thread; "gated" answers once the test opens `gate`,
+///   counting in `answersNotSent` an answer that came after the call had ended.
 /// - `GetPrices` (inline, from the request's bytes): answers a tick per symbol; the
 ///   first symbol "none" makes it return without answering, "twice" answer twice,
 ///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw, "big" answer 64 KiB (counted in
@@ -21,6 +22,7 @@ import Synchronization
 final class TestService: Sendable {
     let floodBytes = Atomic<Int>(0)
     let bigAnswers = Atomic<Int>(0)
+    let answersNotSent = Atomic<Int>(0)
     let streamsEnded = Atomic<Int>(0)
     let gate = Gate()
 
@@ -65,7 +67,17 @@ final class TestService: Sendable {
                     answer.withUnsafeBytes(respond)
                 }
             }),
-            .unary(V1.CoinWatch.saveSettings, deferred: { request, _, responder in
+            .unary(V1.CoinWatch.saveSettings, deferred: { [self] request, _, responder in
+                if request.deviceID == "gated" {
+                    Task {
+                        await gate.wait()
+                        let answer = V1.SaveSettingsResponse(settings: V1.Settings(deviceID: "gated", version: 1))
+                        responder.succeed(encodedResponse: answer.serializedBytes()) {
+                            self.answersNotSent.add(1, ordering: .relaxed)
+                        }
+                    }
+                    return
+                }
                 DispatchQueue.global().async {
                     responder.succeed(V1.SaveSettingsResponse(settings: V1.Settings(deviceID: request.deviceID, version: 2)))
                 }

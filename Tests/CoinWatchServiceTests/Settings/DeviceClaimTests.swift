@@ -108,6 +108,47 @@ struct DeviceClaimTests {
         #expect(try DeviceClaims(credentials: credentials, mode: .off).claim(phone, issuedBy: "SaveSettings", context: context) == nil)
     }
 
+    @Test("a save whose call ended before the writer took it is not written, and neither is its claim")
+    func abandonedSaveNotWritten() async throws {
+        let directory = try TemporaryDirectory(prefix: "claims")
+        let (harness, credentials) = try Self.harness(directory)
+        let store = harness.service.settings
+        let phone = try DeviceID(validating: "phone-9")
+        let claims = DeviceClaims(credentials: credentials, mode: .required)
+        let context = ServerContext(method: V1.CoinWatch.saveSettings.path)
+        let claim = try #require(try claims.claim(phone, issuedBy: "SaveSettings", context: context))
+        var command = try SaveCommand(validating: Self.save("phone-9"))
+        command.attachedWrite = (claim.recordKey, claim.recordValue)
+        command.call = context
+        context.cancel()
+        let result = await withCheckedContinuation { continuation in
+            store.submitSave(command) { continuation.resume(returning: $0.map(\.settings)) }
+        }
+        #expect(throws: RPCError(code: .cancelled, message: "the call ended before its save was written")) {
+            try result.get()
+        }
+        #expect(store.settings(for: phone) == nil)
+        #expect(try harness.database.get(claim.recordKey) == nil, "the claim's record rode on the save")
+        // The handler gives the claim back on that failure, as on any other.
+        credentials.finishClaim(claim, stored: false)
+        #expect(!credentials.isClaimed(phone))
+        await harness.shutdown()
+    }
+
+    @Test("a claim whose answer could not be sent is taken back, and the device can be claimed again")
+    func takeBack() async throws {
+        let credentials = try CredentialStore(database: nil)
+        let claims = DeviceClaims(credentials: credentials, mode: .required)
+        let phone = try DeviceID(validating: "phone-1")
+        let context = ServerContext(method: V1.CoinWatch.saveSettings.path)
+        let claim = try #require(try claims.claim(phone, issuedBy: "SaveSettings", context: context))
+        credentials.finishClaim(claim, stored: true)
+        #expect(credentials.isClaimed(phone))
+        claims.takeBack(claim)
+        #expect(await eventually { !credentials.isClaimed(phone) })
+        #expect(try claims.claim(phone, issuedBy: "SaveSettings", context: context) != nil)
+    }
+
     @Test("a caller with a service key claims nothing: the device keeps its first use for itself")
     func keysDoNotClaim() throws {
         let credentials = try CredentialStore(database: nil)
