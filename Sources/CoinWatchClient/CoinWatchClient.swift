@@ -1,3 +1,4 @@
+import CoinWatchCore
 import CoinWatchModel
 public import CoinWatchProto
 public import CoinWatchRPC
@@ -159,9 +160,46 @@ public final class CoinWatchClient: Sendable {
         _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
         metadata: [String: String] = [:]
     ) async throws(RPCError) -> Response {
-        let connection = try await connect()
-        return try await connection.unary(
-            method, request, timeout: timeout ?? configuration.defaultTimeout, metadata: metadata)
+        guard let timeout = timeout ?? configuration.defaultTimeout else {
+            return try await connect().unary(method, request, metadata: metadata)
+        }
+        let started = ContinuousClock.now
+        let connection = try await connect(within: timeout)
+        // The deadline covers connecting too: what is left of it goes to the call.
+        let left = timeout - (ContinuousClock.now - started)
+        guard left > .zero else { throw Self.deadlineExceeded(timeout, while: "connecting") }
+        return try await connection.unary(method, request, timeout: left, metadata: metadata)
+    }
+
+    /// `connect()`, given up after `timeout` (DEADLINE_EXCEEDED): a call's deadline bounds its wait for a connection,
+    /// which may take `connectTimeout` per server, or wait behind another task's attempt. The attempt itself goes
+    /// on, and a later call can use the connection it makes.
+    func connect(within timeout: Duration) async throws(RPCError) -> RPCClientConnection {
+        if let current = current.withLock({ $0 }), current.connection.isUsable { return current.connection }
+        let waiter = FirstOutcome<Result<RPCClientConnection, RPCError>>()
+        let result = await withCheckedContinuation { continuation in
+            waiter.wait(continuation)
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                waiter.resume(.failure(Self.deadlineExceeded(timeout, while: "connecting")))
+            }
+            Task {
+                let outcome: Result<RPCClientConnection, RPCError>
+                do throws(RPCError) {
+                    outcome = .success(try await self.connect())
+                } catch {
+                    outcome = .failure(error)
+                }
+                timer.cancel()
+                waiter.resume(outcome)
+            }
+        }
+        return try result.get()
+    }
+
+    static func deadlineExceeded(_ timeout: Duration, while doing: String) -> RPCError {
+        RPCError(code: .deadlineExceeded, message: "deadline of \(timeout.inMilliseconds) ms exceeded while \(doing)")
     }
 
     /// Runs any server-streaming method of the schema. Connects lazily; errors,
@@ -177,6 +215,19 @@ public final class CoinWatchClient: Sendable {
                 onMessage: onMessage, onEnd: onEnd)
             return { connection.cancel(callID: id) }
         }
+    }
+}
+
+/// A continuation resumed by whichever of several racers finishes first; the later ones are ignored.
+final class FirstOutcome<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
 

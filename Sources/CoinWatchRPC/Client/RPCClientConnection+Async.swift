@@ -9,12 +9,14 @@ extension RPCClientConnection {
         let box = CallIDBox()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
-                box.set(startUnary(method: method, payload: payload, timeout: timeout, metadata: metadata) {
+                let id = startUnary(method: method, payload: payload, timeout: timeout, metadata: metadata) {
                     continuation.resume(returning: $0)
-                })
+                }
+                // A task cancelled before the call started: its handler found no id to cancel.
+                if box.set(id) { cancel(callID: id) }
             }
         } onCancel: {
-            if let id = box.get() { cancel(callID: id) }
+            if let id = box.cancel() { cancel(callID: id) }
         }
         return try result.get()
     }
@@ -92,9 +94,21 @@ public final class CancelOnRelease: Sendable {
 
 /// The id of a call started inside a continuation, for the cancellation handler.
 final class CallIDBox: Sendable {
-    private let value = Mutex<UInt64?>(nil)
+    private let value = Mutex<(id: UInt64?, cancelled: Bool)>((nil, false))
 
-    func set(_ id: UInt64) { value.withLock { $0 = id } }
+    /// Records the call's id; true when the task was cancelled before it was known, so the caller cancels it now.
+    func set(_ id: UInt64) -> Bool {
+        value.withLock { value in
+            value.id = id
+            return value.cancelled
+        }
+    }
 
-    func get() -> UInt64? { value.withLock { $0 } }
+    /// The task was cancelled: the id to cancel, or nil when the call has not started yet (`set` then says so).
+    func cancel() -> UInt64? {
+        value.withLock { value in
+            value.cancelled = true
+            return value.id
+        }
+    }
 }

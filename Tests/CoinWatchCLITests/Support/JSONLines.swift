@@ -13,41 +13,6 @@ func lines(_ text: String) -> [Substring] {
     text.split(separator: "\n", omittingEmptySubsequences: true)
 }
 
-/// A TCP listener that never answers: connections complete in the kernel's backlog but get no
-/// handshake, so a client's call hangs until its deadline — or until it is interrupted.
-final class SilentListener {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        (fd, port) = try loopbackSocket(listening: true)
-    }
-
-    /// Connections taken by `waitForClientBytes`, kept open (and silent) until the listener goes.
-    private var accepted: [Int32] = []
-
-    /// Accepts one connection and waits until its client has sent something (its `Hello`): from then on the client
-    /// is past its start-up and waiting for an answer that never comes. Bounded by `seconds` for the accept and
-    /// again for the first byte.
-    func waitForClientBytes(seconds: Int = 60, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-        // On Linux a listening socket's receive timeout bounds accept() too.
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let client = accept(fd, nil, nil)
-        try #require(client >= 0, "no client connected within \(seconds) s", sourceLocation: sourceLocation)
-        accepted.append(client)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var byte: UInt8 = 0
-        let received = recv(client, &byte, 1, Int32(MSG_PEEK))
-        try #require(received == 1, "the client sent nothing within \(seconds) s", sourceLocation: sourceLocation)
-    }
-
-    deinit {
-        for client in accepted { close(client) }
-        close(fd)
-    }
-}
-
 /// A TCP server that answers each connection with `reply` and closes it, whatever the client sends: an HTTP or
 /// other non-CoinWatch server as a client meets it.
 final class CannedReplyServer: @unchecked Sendable {

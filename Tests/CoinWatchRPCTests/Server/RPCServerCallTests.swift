@@ -154,25 +154,38 @@ struct RPCServerCallTests {
     @Test("the server enforces deadlines and frees the call")
     func deadline() async throws {
         let running = try RunningServer()
-        let group = try EventLoopGroup(threads: 1)
-        let client = try await running.connect(group: group)
-        // Raw callback API so the server's own End is observed, not the client's timer.
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
-            client.startUnary(method: "coinwatch.v1.CoinWatch/GetSettings",
-                              payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes(),
-                              timeout: .milliseconds(150)) { continuation.resume(returning: $0) }
+        // A raw socket, with no client timer: the End can only be the server's.
+        let raw = try RawClient(port: running.port)
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/GetSettings", timeoutMs: 150,
+                                            payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()))))
+        var bytes: [UInt8] = []
+        var end: V1.End?
+        while end == nil {
+            let chunk = raw.readSome()
+            #expect(!chunk.isEmpty, "no End")
+            if chunk.isEmpty { break }
+            bytes += chunk
+            end = RawFrames.decode(bytes).compactMap(\.end).first
         }
-        guard case .failure(let error) = result else {
-            Issue.record("expected DEADLINE_EXCEEDED, got \(result)")
-            return
-        }
-        #expect(error.code == .deadlineExceeded)
+        #expect(end?.callID == 1)
+        #expect(end?.status?.code == RPCError.Code.deadlineExceeded.wire)
+        #expect(end?.status?.message == "deadline of 150 ms exceeded")
         #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
         // The connection keeps serving.
-        #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
-        client.close()
+        raw.send(RawFrames.frame(.call(V1.Call(callID: 3, method: "coinwatch.v1.Health/Check",
+                                               payload: V1.HealthCheckRequest().serializedBytes()))))
+        var health: V1.End?
+        while health == nil {
+            let chunk = raw.readSome()
+            #expect(!chunk.isEmpty, "no answer to Health/Check")
+            if chunk.isEmpty { break }
+            bytes += chunk
+            health = RawFrames.decode(bytes).compactMap(\.end).first { $0.callID == 3 }
+        }
+        #expect((health?.status?.code ?? .ok) == .ok)
+        raw.close()
         await running.server.shutdownNow()
-        await group.shutdownGracefully()
     }
 
     @Test("cancelling a call stops its handler and ends it CANCELLED")
@@ -185,6 +198,24 @@ struct RPCServerCallTests {
         }
         #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
         task.cancel()
+        let error = await #expect(throws: RPCError.self) { try await task.value }
+        #expect(error?.code == .cancelled)
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("a task cancelled before its call started still cancels the call", .timeLimit(.minutes(2)))
+    func cancelledBeforeStart() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let task = Task {
+            // Cancelled before the call exists: its cancellation handler runs first and finds no call id.
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow"))
+        }
         let error = await #expect(throws: RPCError.self) { try await task.value }
         #expect(error?.code == .cancelled)
         #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 0 })
