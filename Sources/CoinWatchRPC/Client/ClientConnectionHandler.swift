@@ -36,6 +36,12 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     /// Set by `GoAway`: calls above this id were not accepted.
     private var goAwayLastCallID: UInt64?
     private var keepaliveTimer: TimerHandle?
+    /// How often to ping: `options.keepaliveInterval`, or a third of the idle timeout the server announced when
+    /// that is sooner (docs/PROTOCOL.md section 5), so a stream with nothing to send outlives the idle timeout.
+    private var keepaliveInterval: Duration = .zero
+    /// The largest frame the server takes (`Welcome.max_frame_bytes`; 0 until it is known): a call whose frame is
+    /// larger fails by itself, instead of being a connection error that fails every call sharing it.
+    private var serverMaxFrameBytes = 0
     private var pongTimer: TimerHandle?
     private var pingCounter: UInt64 = 0
 
@@ -74,18 +80,24 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             pending.fail(RPCError(code: .unavailable, message: "the server at \(address) is going away; reconnect"))
             return
         }
-        var call = Call(pending: pending, deadline: nil)
         var timeoutMs: UInt64 = 0
+        if let timeout { timeoutMs = UInt64(max(1, timeout.inMilliseconds)) }
+        let entries = metadata.isEmpty ? [] : metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let size = FrameEnvelope.callFrameSize(
+            callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payloadCount: payload.count)
+        if serverMaxFrameBytes > 0 && size > serverMaxFrameBytes {
+            pending.fail(RPCError(
+                code: .resourceExhausted,
+                message: "the call's frame of \(size) bytes exceeds the server's limit of \(serverMaxFrameBytes) bytes"))
+            return
+        }
+        var call = Call(pending: pending, deadline: nil)
         if let timeout {
-            timeoutMs = UInt64(max(1, timeout.inMilliseconds))
             call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.expire(id: id, timeoutMs: timeoutMs)
             }
         }
         calls[id] = call
-        let entries = metadata.isEmpty ? [] : metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        let size = FrameEnvelope.callFrameSize(
-            callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payloadCount: payload.count)
         payload.withUnsafeBytes { bytes in
             connection.enqueueFrame(bodyLength: size) { buffer in
                 FrameEnvelope.writeCallFrame(
@@ -143,6 +155,8 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             if let timer = handshakeTimer { _ = eventLoop.cancelTimer(timer) }
             handshakeTimer = nil
             usable.store(true, ordering: .releasing)
+            serverMaxFrameBytes = Int(welcome.maxFrameBytes)
+            keepaliveInterval = Self.keepaliveInterval(configured: options.keepaliveInterval, serverIdleTimeoutMs: welcome.idleTimeoutMs)
             scheduleKeepalive()
             handshake(.success(welcome))
         case .end(let end):
@@ -222,9 +236,17 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
 
     // MARK: Keepalive
 
+    /// The ping interval: the configured one (zero: none), but at most a third of a server's idle timeout, and
+    /// never under a second, the rate at which the server's ping budget refills.
+    static func keepaliveInterval(configured: Duration, serverIdleTimeoutMs: UInt32) -> Duration {
+        guard serverIdleTimeoutMs > 0 else { return configured }
+        let third: Duration = max(.seconds(1), .milliseconds(Int64(serverIdleTimeoutMs) / 3))
+        return configured > .zero ? min(configured, third) : third
+    }
+
     private func scheduleKeepalive() {
-        guard options.keepaliveInterval > .zero, closedReason == nil else { return }
-        keepaliveTimer = eventLoop.scheduleTimer(after: options.keepaliveInterval) { [unowned self] in
+        guard keepaliveInterval > .zero, closedReason == nil else { return }
+        keepaliveTimer = eventLoop.scheduleTimer(after: keepaliveInterval) { [unowned self] in
             self.keepaliveTimer = nil
             guard self.closedReason == nil else { return }
             self.pingCounter += 1

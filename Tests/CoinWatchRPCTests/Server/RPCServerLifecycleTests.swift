@@ -207,6 +207,46 @@ struct RPCServerLifecycleTests {
         await running.server.shutdownNow()
     }
 
+    @Test("the client pings at a third of the idle timeout the server announced, not only its own interval")
+    func keepaliveFollowsIdleTimeout() async throws {
+        let silent = try SilentServer(welcome: V1.Welcome(protocolVersion: 1, serverName: "silent", idleTimeoutMs: 3000))
+        let group = try EventLoopGroup(threads: 1)
+        var options = RPCClientConnection.Options()
+        // Left to itself the client would ping after 10 minutes: the server's 3 s idle timeout comes first.
+        options.keepaliveInterval = .seconds(600)
+        options.keepaliveTimeout = .seconds(600)
+        let client = try await RPCClientConnection.connect(host: "127.0.0.1", port: silent.port, on: group.next(), options: options)
+        #expect(await eventually(timeout: .seconds(60)) { silent.pings >= 2 })
+        client.close()
+        await silent.shutdown()
+        await group.shutdownGracefully()
+    }
+
+    @Test("the ping interval: the configured one, at most a third of the server's idle timeout, never under 1 s")
+    func keepaliveInterval() {
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .seconds(30), serverIdleTimeoutMs: 0) == .seconds(30))
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .seconds(30), serverIdleTimeoutMs: 300_000) == .seconds(30))
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .seconds(30), serverIdleTimeoutMs: 20_000) == .milliseconds(6666))
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .zero, serverIdleTimeoutMs: 20_000) == .milliseconds(6666))
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .zero, serverIdleTimeoutMs: 0) == .zero)
+        #expect(ClientConnectionHandler.keepaliveInterval(configured: .seconds(30), serverIdleTimeoutMs: 900) == .seconds(1))
+    }
+
+    @Test("a call larger than the server's frame limit fails by itself; the connection serves the next call")
+    func oversizeCallFailsAlone() async throws {
+        let running = try RunningServer { $0.maxFrameBytes = 64 << 10 }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let big = V1.GetPricesRequest(symbols: [String(repeating: "x", count: 70_000)])
+        let error = await #expect(throws: RPCError.self) { try await client.unary(V1.CoinWatch.getPrices, big) }
+        #expect(error?.code == .resourceExhausted)
+        #expect(error?.message.hasSuffix("exceeds the server's limit of 65536 bytes") == true, "\(error?.message ?? "")")
+        #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.
@@ -229,9 +269,20 @@ struct RPCServerLifecycleTests {
 /// Answers `Hello` with `Welcome`, then ignores everything.
 final class SilentServer: Sendable {
     let server: TestServer
+    /// Frames received after `Hello`, by kind, for tests of what a client sends by itself.
+    let counter = PingCounter()
 
-    init() throws {
-        server = try TestServer { SilentDelegate() }
+    /// Pings received.
+    final class PingCounter: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    var pings: Int { counter.count.load(ordering: .relaxed) }
+
+    /// - Parameter welcome: what it answers `Hello` with.
+    init(welcome: V1.Welcome = V1.Welcome(protocolVersion: 1, serverName: "silent")) throws {
+        let counter = self.counter
+        server = try TestServer { SilentDelegate(welcome: welcome) { counter.count.add(1, ordering: .relaxed) } }
     }
 
     var port: Int { server.port }
@@ -239,13 +290,23 @@ final class SilentServer: Sendable {
     func shutdown() async { await server.shutdown() }
 
     final class SilentDelegate: ConnectionDelegate {
+        let welcome: V1.Welcome
+        let pinged: () -> Void
         var welcomed = false
 
+        init(welcome: V1.Welcome, pinged: @escaping () -> Void) {
+            self.welcome = welcome
+            self.pinged = pinged
+        }
+
         func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
-            guard !welcomed else { return }
-            welcomed = true
-            let welcome = V1.Frame(kind: .welcome(V1.Welcome(protocolVersion: 1, serverName: "silent"))).serializedBytes()
-            welcome.withUnsafeBytes { connection.enqueueFrame(body: $0) }
+            guard welcomed else {
+                welcomed = true
+                let frame = V1.Frame(kind: .welcome(welcome)).serializedBytes()
+                frame.withUnsafeBytes { connection.enqueueFrame(body: $0) }
+                return
+            }
+            if case .ping? = (try? V1.Frame(serializedBytes: Array(body)))?.kind { pinged() }
         }
     }
 }
