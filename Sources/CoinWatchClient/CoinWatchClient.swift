@@ -110,7 +110,8 @@ public final class CoinWatchClient: Sendable {
                 defer { current = connected }
                 return current
             }
-            previous?.connection.close()
+            // Not closed at once: after a GoAway the server is still finishing the calls it accepted on it.
+            previous?.connection.closeWhenIdle()
             return connected
         }
     }

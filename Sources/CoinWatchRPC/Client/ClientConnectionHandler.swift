@@ -36,6 +36,8 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     /// Set by `GoAway`: calls above this id were not accepted.
     private var goAwayLastCallID: UInt64?
     private var keepaliveTimer: TimerHandle?
+    /// `closeWhenIdle()` was asked for: the connection closes when its last call ends.
+    private var closesWhenIdle = false
     /// How often to ping: `options.keepaliveInterval`, or a third of the idle timeout the server announced when
     /// that is sooner (docs/PROTOCOL.md section 5), so a stream with nothing to send outlives the idle timeout.
     private var keepaliveInterval: Duration = .zero
@@ -113,6 +115,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             send(.cancel(V1.Cancel(callID: id)))
         }
         call.pending.fail(reason)
+        closeIfIdleAndDone()
     }
 
     private func expire(id: UInt64, timeoutMs: UInt64) {
@@ -179,6 +182,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
                     call.pending.fail(reason)
                 }
             }
+            closeIfIdleAndDone()
         case .error(let error):
             close(reason: RPCError(code: RPCError.Code(error.code), message: error.message))
         case nil:
@@ -198,6 +202,19 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         case .stream(_, let onEnd):
             onEnd(error)
         }
+        closeIfIdleAndDone()
+    }
+
+    /// Loop: `RPCClientConnection.closeWhenIdle()`.
+    func closeWhenIdle() {
+        closesWhenIdle = true
+        usable.store(false, ordering: .releasing)
+        closeIfIdleAndDone()
+    }
+
+    private func closeIfIdleAndDone() {
+        guard closesWhenIdle, calls.isEmpty else { return }
+        close(reason: RPCError(code: .unavailable, message: "the connection was closed by the client"))
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {

@@ -133,6 +133,15 @@ public final class RPCClientConnection: Sendable {
         onLoop { handler.close(reason: RPCError(code: .unavailable, message: "the connection was closed by the client")) }
     }
 
+    /// Closes the connection once its calls have ended, taking no new ones: for a connection a newer one replaces
+    /// while the calls the server accepted before its `GoAway` are still finishing (docs/PROTOCOL.md section 6).
+    public func closeWhenIdle() {
+        let handler = self.handler
+        // Unusable from now on, for every thread; the close itself waits on the loop for the last call.
+        handler.usable.store(false, ordering: .releasing)
+        onLoop { handler.closeWhenIdle() }
+    }
+
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
         if eventLoop.inEventLoop {
             body()

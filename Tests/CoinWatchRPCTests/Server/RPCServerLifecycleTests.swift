@@ -247,6 +247,23 @@ struct RPCServerLifecycleTests {
         await group.shutdownGracefully()
     }
 
+    @Test("a connection closed when idle lets its running calls finish, then closes")
+    func closeWhenIdle() async throws {
+        let running = try RunningServer()
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let call = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "gated")) }
+        #expect(await eventually { running.server.stats.liveCalls == 1 })
+        client.closeWhenIdle()
+        #expect(!client.isUsable)
+        #expect(running.server.stats.openConnections == 1)
+        running.service.gate.open()
+        #expect(try await call.value.settings?.deviceID == "gated")
+        #expect(await eventually { running.server.stats.openConnections == 0 })
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.
