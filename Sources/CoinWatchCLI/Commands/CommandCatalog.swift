@@ -232,7 +232,8 @@ enum CommandCatalog {
           never JSON numbers, so no parser rounds them through a float; a threshold that is off is null.
           Times are integers: milliseconds since the Unix epoch (0 = unset).
             settings get|set  {"device_id", "version", "updated_at_ms",
-                               "rules": {SYMBOL: {"below", "above"}}}
+                               "rules": {SYMBOL: {"below", "above"}},
+                               "device_secret" (set, only on a device's first save)}
             settings delete   {"device_id", "existed"}
             prices            {"prices": [{"symbol", "price", "time_ms"}]}
             watch             {"symbol", "price", "source_time_ms", "sequence", "stale" (only when true),
@@ -245,14 +246,17 @@ enum CommandCatalog {
                               {"device_id", "apns_token", "environment" ("production"|"sandbox"), "topic",
                                "locale", "registered_at_ms", "status" ("active"|"disabled"),
                                "disabled_reason", "disabled_at_ms", "delivered", "last_delivered_alert_id",
-                               "last_delivered_at_ms"}
+                               "last_delivered_at_ms", "device_secret" (register, only when it claims the device)}
             devices unregister {"device_id", "existed"}
             health            {"status" ("SERVING"|"NOT_SERVING"|"UNKNOWN"), "server", "server_name",
                                "server_version", "feeds": [{"name", "connected", "last_message_age_ms",
                                "messages_per_second", "messages", "reconnects", "gaps", "rejected_messages",
                                "last_error"}], "push": {"enabled", "endpoint", "paused", "pause_reason",
                                "queued", "in_flight", "delivered", "retried", "expired", "rejected",
-                               "registered_devices", "disabled_devices"}}
+                               "registered_devices", "disabled_devices"},
+                               "cluster" (only in cluster mode): {"node_id", "nats_state", "nats_server",
+                               "members", "owned_shards", "runs_feed", "leases": [{"key", "age_ms",
+                               "valid_for_ms", "token"}], "settings_revision", "settings_lag"}}
         """
 
     static let exitSection = """

@@ -77,6 +77,9 @@ struct CommandTests {
         // The device's first save claimed it: its secret comes with this answer only.
         #expect(Set(object.keys) == ["device_id", "version", "updated_at_ms", "rules", "device_secret"])
         #expect((object["device_secret"] as? String)?.hasPrefix("cwd_") == true)
+        // The help's JSON OUTPUT section, the fields' stable list, names every field a command prints.
+        let help = try await CLIProcess.run(["--help"], server: server.address).stdout
+        for key in object.keys { #expect(help.contains("\"\(key)\""), "--help does not list \(key)") }
         #expect(object["device_id"] as? String == "phone-2")
         #expect(object["version"] as? Int == 1)
         #expect((object["updated_at_ms"] as? Int ?? 0) > 1_600_000_000_000)
