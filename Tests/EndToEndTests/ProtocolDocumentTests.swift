@@ -102,6 +102,17 @@ struct ProtocolDocumentTests {
 
         answers.merge(try await Self.draining()) { $1 }
 
+        let authorised = try await ServerProcess.start(arguments: ["--auth", "required"])
+        defer { authorised.stop() }
+        answers.merge(try Self.authorisation(authorised.port)) { $1 }
+
+        let pki = try await TestCertificates.shared()
+        let tlsOnly = try await ServerProcess.start(arguments: [
+            "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
+        ])
+        defer { tlsOnly.stop() }
+        answers["tls-only"] = try Session(tlsOnly.port).next(where: Self.isConnectionError)
+
         for (id, expected) in rows.sorted(by: { $0.key < $1.key }) {
             let answer = try #require(answers[id], "row \(id) of docs/PROTOCOL.md has no situation in this test")
             #expect(answer == expected, "row \(id): the server sends \(answer); the page says \(expected)")
@@ -290,6 +301,33 @@ struct ProtocolDocumentTests {
         let tick = V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 1))
         publisher.send(call(1, V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(ticks: [tick])))
         answers["unauthenticated"] = try publisher.end(1)
+        return answers
+    }
+
+    /// Authorisation (`--auth required`) and the device methods: each call on one connection with no credential of
+    /// its own, so each carries its credential (or none) in its metadata.
+    static func authorisation(_ port: Int) throws -> [String: Answer] {
+        var answers: [String: Answer] = [:]
+        let session = try Session(port)
+        func bearer(_ token: String) -> [String: String] { ["authorization": "Bearer " + token] }
+        session.send(call(1, V1.Admin.listKeys.path, V1.ListKeysRequest()))
+        answers["no-credential"] = try session.end(1)
+        session.send(call(2, V1.Admin.listKeys.path, V1.ListKeysRequest(), metadata: ["authorization": "Basic YTpi"]))
+        answers["not-bearer"] = try session.end(2)
+        // A device's first save claims it: the answer carries its secret.
+        let rule = V1.AlertRule(below: V1.Decimal(mantissa: 60_000))
+        session.send(call(3, V1.CoinWatch.saveSettings.path, V1.SaveSettingsRequest(deviceID: "phone-1", setRules: ["BTC": rule])))
+        let secret = try V1.SaveSettingsResponse(serializedBytes: session.endFrame(3).payload).deviceSecret
+        #expect(secret.hasPrefix("cwd_"))
+        session.send(call(4, V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-2"), metadata: bearer(secret)))
+        answers["other-device"] = try session.end(4)
+        session.send(call(5, V1.Admin.listKeys.path, V1.ListKeysRequest(), metadata: bearer(secret)))
+        answers["secret-for-admin"] = try session.end(5)
+        let wrong = String(secret.dropLast()) + (secret.hasSuffix("A") ? "B" : "A")
+        session.send(call(6, V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-1"), metadata: bearer(wrong)))
+        answers["wrong-secret"] = try session.end(6)
+        session.send(call(7, V1.CoinWatch.getDevice.path, V1.GetDeviceRequest(deviceID: "phone-1"), metadata: bearer(secret)))
+        answers["not-registered"] = try session.end(7)
         return answers
     }
 
