@@ -51,7 +51,9 @@ let package = Package(
         .executable(name: "coinwatchd", targets: ["coinwatchd"]),
         .executable(name: "coinwatch", targets: ["coinwatch"]),
         .executable(name: "coinwatch-bench", targets: ["coinwatch-bench"]),
-        .library(name: "CoinWatchClient", targets: ["CoinWatchClient"]),
+        // With the modules its API takes and returns (ExactDecimal, the V1 messages, RPCError), so a service imports
+        // them through the product it depends on rather than by SwiftPM's leniency about transitive modules.
+        .library(name: "CoinWatchClient", targets: ["CoinWatchClient", "CoinWatchModel", "CoinWatchProto", "CoinWatchRPC"]),
     ],
     targets: [
         // MARK: C wrappers
