@@ -168,13 +168,33 @@ struct LineEditor: Sendable {
 }
 
 /// Draws a `LineEditor` on one terminal line, scrolling horizontally when the text is wider than it.
+///
+/// Counted in terminal columns, not characters (`TerminalColumns`): a wide character takes two, so the cursor
+/// stays on the character it edits and the line never wraps onto a second row.
 enum LineEditorView {
     /// The escape text that redraws the prompt and line in place and puts the cursor where it belongs.
     static func render(prompt: String, editor: LineEditor, columns: Int) -> String {
-        let room = max(1, columns - prompt.count - 1)
+        let promptWidth = TerminalColumns.width(of: prompt)
+        let room = max(1, columns - promptWidth - 1)
         let characters = editor.characters
-        let start = editor.cursor < room ? 0 : editor.cursor - room + 1
-        let visible = String(characters[start..<min(characters.count, start + room)])
-        return "\r" + prompt + visible + ANSI.clearToEndOfLine + ANSI.column(prompt.count + editor.cursor - start)
+        let widths = characters.map(TerminalColumns.width(of:))
+        let cursor = editor.cursor
+        // The cell under the cursor: the character it sits on, or one column past the end of the line.
+        let cursorCell = cursor < widths.count ? widths[cursor] : 1
+        // Scrolled as little as leaves the cursor's cell inside the room.
+        var start = 0
+        var beforeCursor = widths[0..<cursor].reduce(0, +)
+        while start < cursor && beforeCursor + cursorCell > room {
+            beforeCursor -= widths[start]
+            start += 1
+        }
+        var end = start
+        var used = 0
+        while end < characters.count && used + widths[end] <= room {
+            used += widths[end]
+            end += 1
+        }
+        let visible = String(characters[start..<end])
+        return "\r" + prompt + visible + ANSI.clearToEndOfLine + ANSI.column(promptWidth + beforeCursor)
     }
 }

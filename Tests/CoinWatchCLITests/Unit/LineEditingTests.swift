@@ -114,4 +114,21 @@ struct LineEditingTests {
         _ = short.handle(.left)
         #expect(LineEditorView.render(prompt: "> ", editor: short, columns: 80) == "\r> abc\u{1B}[K\r\u{1B}[3C")
     }
+
+    @Test("wide characters take two columns: the cursor stays on the character it edits, the line on one row")
+    func wideCharacters() {
+        var text = editor(typing: "日本X")
+        #expect(LineEditorView.render(prompt: "> ", editor: text, columns: 80) == "\r> 日本X\u{1B}[K\r\u{1B}[7C")
+        _ = text.handle(.left)
+        #expect(LineEditorView.render(prompt: "> ", editor: text, columns: 80) == "\r> 日本X\u{1B}[K\r\u{1B}[6C")
+        _ = text.handle(.left)
+        #expect(LineEditorView.render(prompt: "> ", editor: text, columns: 80) == "\r> 日本X\u{1B}[K\r\u{1B}[4C")
+        // Thirty wide characters in 20 columns: 17 columns of room after the prompt, so at most 8 of them shown,
+        // the cursor after them, and nothing that would wrap.
+        let long = editor(typing: String(repeating: "語", count: 30))
+        let line = LineEditorView.render(prompt: "> ", editor: long, columns: 20)
+        #expect(line == "\r> " + String(repeating: "語", count: 8) + "\u{1B}[K\r\u{1B}[18C")
+        #expect(TerminalColumns.width(of: "a日é😀") == 6)
+        #expect(TerminalColumns.width(of: "e\u{301}") == 1, "a combining mark takes no column of its own")
+    }
 }
