@@ -12,6 +12,16 @@ struct CrossImplementationTests {
         try check(fixture.expected, text: fixture.text, bytesMatch: !fixture.hasEmptyMapString)
     }
 
+    @Test("every message type of the schema has at least one fixture")
+    func everyMessageTypeHasAFixture() {
+        let covered = Set(crossFixtures.map(\.protoName))
+        let missing = V1.messageTypes.map { $0.protoName }.filter { !covered.contains($0) }
+        #expect(
+            missing.isEmpty,
+            "\(missing.count) message types have no fixture in crossFixtures: \(missing.joined(separator: ", "))"
+        )
+    }
+
     private func check<M: WireMessage>(_ expected: M, text: String, bytesMatch: Bool) throws {
         let protocBytes = try Protoc.encode(M.protoName, text: text)
         #expect(try M(serializedBytes: protocBytes) == expected)

@@ -41,6 +41,76 @@ private let settingsText = """
 private let tick = V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: -6_425_050, scale: 2), timeMs: -1)
 private let tickText = #"symbol: "BTC" price { mantissa: -6425050 scale: 2 } time_ms: -1"#
 
+private let registration = V1.DeviceRegistration(
+    deviceID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+    apnsToken: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad", environment: .sandbox,
+    topic: "com.example.CoinWatch", locale: "zh-Hant-臺灣", registeredAtMs: -1_700_000_000_000, status: .disabled,
+    disabledReason: "Unregistered – désinstallé", disabledAtMs: -1, delivered: .max,
+    lastDeliveredAlertID: "a-ü-1", lastDeliveredAtMs: -9_223_372_036_854_775_808
+)
+private let registrationText = """
+    device_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+    apns_token: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad" environment: PUSH_ENVIRONMENT_SANDBOX
+    topic: "com.example.CoinWatch" locale: "zh-Hant-臺灣" registered_at_ms: -1700000000000 status: DELIVERY_STATUS_DISABLED
+    disabled_reason: "Unregistered – désinstallé" disabled_at_ms: -1 delivered: 18446744073709551615
+    last_delivered_alert_id: "a-ü-1" last_delivered_at_ms: -9223372036854775808
+    """
+
+private let feedHealth = V1.FeedSourceHealth(
+    name: "binance", connected: true, lastMessageAgeMs: -1, reconnects: 3, gaps: .max,
+    messagesPerSecond: V1.Decimal(mantissa: -12_345, scale: 1), messages: 1_000_000, rejectedMessages: 2,
+    lastError: "TLS: certificat expiré 🔒"
+)
+private let feedHealthText = """
+    name: "binance" connected: true last_message_age_ms: -1 reconnects: 3 gaps: 18446744073709551615
+    messages_per_second { mantissa: -12345 scale: 1 } messages: 1000000 rejected_messages: 2
+    last_error: "TLS: certificat expiré 🔒"
+    """
+
+private let pushState = V1.PushDeliveryState(
+    enabled: true, endpoint: "https://api.sandbox.push.apple.com", paused: true,
+    pauseReason: "ExpiredProviderToken – jeton expiré", queued: 1, inFlight: 2, delivered: 3, retried: 4, expired: 5,
+    rejected: 6, registeredDevices: .max, disabledDevices: 8
+)
+private let pushStateText = """
+    enabled: true endpoint: "https://api.sandbox.push.apple.com" paused: true
+    pause_reason: "ExpiredProviderToken – jeton expiré" queued: 1 in_flight: 2 delivered: 3 retried: 4 expired: 5
+    rejected: 6 registered_devices: 18446744073709551615 disabled_devices: 8
+    """
+
+private let lease = V1.ClusterLease(key: "shard.07", ageMs: 1500, validForMs: .max, token: 42)
+private let leaseText = "key: \"shard.07\" age_ms: 1500 valid_for_ms: 18446744073709551615 token: 42"
+
+private let clusterHealth = V1.ClusterHealth(
+    nodeID: "nœud-1", natsState: "connected", natsServer: "nats://10.0.0.1:4222", members: ["nœud-1", "node-2"],
+    ownedShards: 0x8000_0000_0000_0081, runsFeed: true,
+    leases: [lease, V1.ClusterLease(key: "feed.binance", ageMs: 0, validForMs: 3000, token: .max)],
+    settingsRevision: .max, settingsLag: 3
+)
+private let clusterHealthText = """
+    node_id: "nœud-1" nats_state: "connected" nats_server: "nats://10.0.0.1:4222"
+    members: "nœud-1" members: "node-2" owned_shards: 9223372036854775937 runs_feed: true
+    leases { \(leaseText) } leases { key: "feed.binance" valid_for_ms: 3000 token: 18446744073709551615 }
+    settings_revision: 18446744073709551615 settings_lag: 3
+    """
+
+private let serviceKey = V1.ServiceKey(
+    id: "0123456789abcdef", name: "price-feeder – Zürich", scopes: ["prices:publish", "prices:read"],
+    createdAtMs: -1_700_000_000_000, revoked: true, revokedAtMs: -1
+)
+private let serviceKeyText = """
+    id: "0123456789abcdef" name: "price-feeder – Zürich" scopes: "prices:publish" scopes: "prices:read"
+    created_at_ms: -1700000000000 revoked: true revoked_at_ms: -1
+    """
+
+/// SHA-256 of the empty string.
+private let secretSha256: [UInt8] = [
+    0xE3, 0xB0, 0xC4, 0x42, 0x98, 0xFC, 0x1C, 0x14, 0x9A, 0xFB, 0xF4, 0xC8, 0x99, 0x6F, 0xB9, 0x24,
+    0x27, 0xAE, 0x41, 0xE4, 0x64, 0x9B, 0x93, 0x4C, 0xA4, 0x95, 0x99, 0x1B, 0x78, 0x52, 0xB8, 0x55,
+]
+private let secretSha256Text =
+    #""\xe3\xb0\xc4\x42\x98\xfc\x1c\x14\x9a\xfb\xf4\xc8\x99\x6f\xb9\x24\x27\xae\x41\xe4\x64\x9b\x93\x4c\xa4\x95\x99\x1b\x78\x52\xb8\x55""#
+
 /// One fixture per message type at least (Frame: several kinds), every field set, with maps, repeated fields,
 /// negative numbers (sint64 mantissas, int64 times, negative and unnamed enum values) and non-ASCII strings.
 let crossFixtures: [CrossFixture] = [
@@ -238,5 +308,117 @@ let crossFixtures: [CrossFixture] = [
     CrossFixture(
         name: "ConnectionError(unnamed negative code)", text: #"code: -3 message: "frame length 0 is not allowed""#,
         expected: V1.ConnectionError(code: V1.Status.Code(rawValue: -3), message: "frame length 0 is not allowed")
+    ),
+    CrossFixture(name: "DeviceRegistration", text: registrationText, expected: registration),
+    CrossFixture(
+        name: "RegisterDeviceRequest",
+        text: """
+            device_id: "dévice-😀" apns_token: "ABCDEF0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789"
+            environment: PUSH_ENVIRONMENT_PRODUCTION topic: "com.example.Münze" locale: "de-CH"
+            """,
+        expected: V1.RegisterDeviceRequest(
+            deviceID: "dévice-😀", apnsToken: "ABCDEF0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789",
+            environment: .production, topic: "com.example.Münze", locale: "de-CH"
+        )
+    ),
+    CrossFixture(
+        name: "RegisterDeviceRequest(unnamed negative environment)", text: #"device_id: "d" environment: -1"#,
+        expected: V1.RegisterDeviceRequest(deviceID: "d", environment: V1.PushEnvironment(rawValue: -1))
+    ),
+    CrossFixture(
+        name: "RegisterDeviceResponse",
+        text: #"registration { \#(registrationText) } device_secret: "cwd_sécret_0123""#,
+        expected: V1.RegisterDeviceResponse(registration: registration, deviceSecret: "cwd_sécret_0123")
+    ),
+    CrossFixture(
+        name: "UnregisterDeviceRequest", text: #"device_id: "dévice-ü""#,
+        expected: V1.UnregisterDeviceRequest(deviceID: "dévice-ü")
+    ),
+    CrossFixture(
+        name: "UnregisterDeviceResponse", text: "existed: true", expected: V1.UnregisterDeviceResponse(existed: true)
+    ),
+    CrossFixture(
+        name: "GetDeviceRequest", text: #"device_id: "设备-1""#, expected: V1.GetDeviceRequest(deviceID: "设备-1")
+    ),
+    CrossFixture(
+        name: "GetDeviceResponse", text: "registration { \(registrationText) }",
+        expected: V1.GetDeviceResponse(registration: registration)
+    ),
+    CrossFixture(
+        name: "GetDeviceResponse(empty registration)", text: "registration { }",
+        expected: V1.GetDeviceResponse(registration: V1.DeviceRegistration())
+    ),
+    CrossFixture(
+        name: "HealthCheckResponse(feeds, push, cluster)",
+        text: """
+            status: SERVING feeds { \(feedHealthText) } feeds { name: "sim" connected: true }
+            push { \(pushStateText) } cluster { \(clusterHealthText) }
+            """,
+        expected: V1.HealthCheckResponse(
+            status: .serving, feeds: [feedHealth, V1.FeedSourceHealth(name: "sim", connected: true)], push: pushState,
+            cluster: clusterHealth
+        )
+    ),
+    CrossFixture(name: "FeedSourceHealth", text: feedHealthText, expected: feedHealth),
+    CrossFixture(name: "ClusterHealth", text: clusterHealthText, expected: clusterHealth),
+    CrossFixture(name: "ClusterLease", text: leaseText, expected: lease),
+    CrossFixture(name: "PushDeliveryState", text: pushStateText, expected: pushState),
+    CrossFixture(name: "ServiceKey", text: serviceKeyText, expected: serviceKey),
+    CrossFixture(
+        name: "CreateKeyRequest", text: #"name: "clé-ü" scopes: "admin" scopes: "settings:read" scopes: "" "#,
+        expected: V1.CreateKeyRequest(name: "clé-ü", scopes: ["admin", "settings:read", ""])
+    ),
+    CrossFixture(
+        name: "CreateKeyResponse",
+        text: #"key { \#(serviceKeyText) } token: "cwk_0123456789abcdef_sécret""#,
+        expected: V1.CreateKeyResponse(key: serviceKey, token: "cwk_0123456789abcdef_sécret")
+    ),
+    CrossFixture(
+        name: "ListKeysRequest", text: "include_revoked: true", expected: V1.ListKeysRequest(includeRevoked: true)
+    ),
+    CrossFixture(
+        name: "ListKeysResponse",
+        text: #"""
+            keys { \#(serviceKeyText) }
+            keys { id: "fedcba9876543210" name: "管理" scopes: "admin" created_at_ms: 1 }
+            keys { }
+            """#,
+        expected: V1.ListKeysResponse(keys: [
+            serviceKey, V1.ServiceKey(id: "fedcba9876543210", name: "管理", scopes: ["admin"], createdAtMs: 1),
+            V1.ServiceKey(),
+        ])
+    ),
+    CrossFixture(
+        name: "RevokeKeyRequest", text: #"id: "cwk_0123456789abcdef_ß""#,
+        expected: V1.RevokeKeyRequest(id: "cwk_0123456789abcdef_ß")
+    ),
+    CrossFixture(
+        name: "RevokeKeyResponse", text: "key { \(serviceKeyText) }", expected: V1.RevokeKeyResponse(key: serviceKey)
+    ),
+    CrossFixture(
+        name: "ResetDeviceRequest", text: #"device_id: "dévice-Ω" issue_secret: true"#,
+        expected: V1.ResetDeviceRequest(deviceID: "dévice-Ω", issueSecret: true)
+    ),
+    CrossFixture(
+        name: "ResetDeviceResponse", text: #"had_secret: true device_secret: "cwd_nouveau_sécret""#,
+        expected: V1.ResetDeviceResponse(hadSecret: true, deviceSecret: "cwd_nouveau_sécret")
+    ),
+    CrossFixture(
+        name: "StoredServiceKey",
+        text: """
+            id: "0123456789abcdef" name: "price-feeder – Zürich" scopes: "prices:publish" scopes: "admin"
+            created_at_ms: -1700000000000 revoked_at_ms: -1 secret_sha256: \(secretSha256Text)
+            """,
+        expected: V1.StoredServiceKey(
+            id: "0123456789abcdef", name: "price-feeder – Zürich", scopes: ["prices:publish", "admin"],
+            createdAtMs: -1_700_000_000_000, revokedAtMs: -1, secretSha256: secretSha256
+        )
+    ),
+    CrossFixture(
+        name: "StoredDeviceSecret",
+        text: #"secret_sha256: \#(secretSha256Text) issued_at_ms: -1 issued_by: "ResetDevice – réinitialisé""#,
+        expected: V1.StoredDeviceSecret(
+            secretSha256: secretSha256, issuedAtMs: -1, issuedBy: "ResetDevice – réinitialisé"
+        )
     ),
 ]
