@@ -9,10 +9,15 @@ extension RPCClientConnection {
         let box = CallIDBox()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+                // A task cancelled before it got here sends nothing: a write it gave up on is never made.
+                guard !box.isCancelled else {
+                    continuation.resume(returning: .failure(RPCError(code: .cancelled, message: "cancelled by the caller")))
+                    return
+                }
                 let id = startUnary(method: method, payload: payload, timeout: timeout, metadata: metadata) {
                     continuation.resume(returning: $0)
                 }
-                // A task cancelled before the call started: its handler found no id to cancel.
+                // Cancelled between that check and the call's start: its handler found no id to cancel.
                 if box.set(id) { cancel(callID: id) }
             }
         } onCancel: {
@@ -103,6 +108,9 @@ final class CallIDBox: Sendable {
             return value.cancelled
         }
     }
+
+    /// Whether the task was cancelled.
+    var isCancelled: Bool { value.withLock { $0.cancelled } }
 
     /// The task was cancelled: the id to cancel, or nil when the call has not started yet (`set` then says so).
     func cancel() -> UInt64? {

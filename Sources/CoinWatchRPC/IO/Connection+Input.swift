@@ -89,8 +89,13 @@ extension Connection {
         let held = heldInput
         heldInput = []
         isDeliveringHeldInput = true
-        defer { isDeliveringHeldInput = false }
         held.withUnsafeBytes { deliver($0) }
+        isDeliveringHeldInput = false
+        if heldInput.isEmpty && inputEndHeld && deliveringInput && state == .open {
+            inputEndHeld = false
+            deliveringInput = false
+            eventDelegate?.inputEnded(on: self)
+        }
     }
 
     /// The decoder gave up on `error`; `remaining` is the unread rest of the current read.

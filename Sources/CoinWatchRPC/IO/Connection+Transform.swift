@@ -123,6 +123,11 @@ extension Connection {
                 break reading
             case .ended:
                 transformState.inputEnded = true
+                if !heldInput.isEmpty {
+                    // Requests held at the high watermark came before the end: it is told once they are delivered.
+                    inputEndHeld = true
+                    break reading
+                }
                 deliveringInput = false
                 eventDelegate?.inputEnded(on: self)
                 break reading

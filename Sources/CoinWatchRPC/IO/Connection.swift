@@ -49,6 +49,8 @@ public final class Connection: IOHandler, @unchecked Sendable {
     var heldInput: [UInt8] = []
     /// Inside `deliverHeldInput()`, whose bytes go ahead of anything held after them.
     var isDeliveringHeldInput = false
+    /// The input ended (a TLS `close_notify`) behind held frames: the delegate hears of the end after them.
+    var inputEndHeld = false
     /// Input is handed to the delegate (not after a decoding error, nor while closing).
     var deliveringInput = true
     /// Inside the frame-delivery loop, where the decoder's buffer may be in the delegate's hands.

@@ -96,7 +96,8 @@ struct RPCServerLifecycleTests {
             $0.slowConsumerTimeout = .milliseconds(500)
         }
         let raw = try RawClient(port: running.port)
-        // 2,000 small requests in one write, each asking for a 64 KiB answer: 128 MiB of answers if all were made.
+        // 2,000 small requests in one write, each asking for a 256 KiB answer; the server's first 64 KiB read holds
+        // about 1,300 of them, all of which were answered before a pause stopped the rest of a read.
         let request = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
         var requests = RawFrames.hello
         for id in 1...2000 {
@@ -107,8 +108,9 @@ struct RPCServerLifecycleTests {
         // The slow-consumer policy closes it; what was answered by then is what it cost.
         #expect(await eventually { running.server.stats.openConnections == 0 })
         let answered = running.service.bigAnswers.load(ordering: .relaxed)
-        // The kernel's socket buffers (a few MiB on loopback) and the high watermark: far below all 2,000.
-        #expect(answered < 500, "answered \(answered) of 2,000 requests for a client that never read")
+        // What the kernel's socket buffers take (a few MiB on loopback, 64 MiB on a host tuned for throughput:
+        // 256 answers) and the high watermark: far below the first read's 1,300.
+        #expect(answered < 700, "answered \(answered) of 2,000 requests for a client that never read")
         raw.close()
         await running.server.shutdownNow()
     }
@@ -122,7 +124,7 @@ struct RPCServerLifecycleTests {
         let raw = try RawClient(port: running.port)
         let big = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
         var requests = RawFrames.hello
-        for id in 1...300 {
+        for id in 1...100 {
             requests += RawFrames.frame(.call(V1.Call(callID: UInt64(id), method: "coinwatch.v1.CoinWatch/GetPrices", payload: big)))
         }
         raw.send(requests)
@@ -130,7 +132,7 @@ struct RPCServerLifecycleTests {
         var ids: [UInt64] = []
         var buffer: [UInt8] = []
         var offset = 0
-        while ids.count < 300 {
+        while ids.count < 100 {
             let chunk = raw.readSome()
             #expect(!chunk.isEmpty, "no more answers after \(ids.count)")
             if chunk.isEmpty { break }
@@ -147,7 +149,7 @@ struct RPCServerLifecycleTests {
                 offset = 0
             }
         }
-        #expect(ids == Array(1...300))
+        #expect(ids == Array(1...100))
         raw.close()
         await running.server.shutdownNow()
     }

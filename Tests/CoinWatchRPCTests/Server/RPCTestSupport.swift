@@ -13,7 +13,7 @@ import Synchronization
 ///   counting in `answersNotSent` an answer that came after the call had ended.
 /// - `GetPrices` (inline, from the request's bytes): answers a tick per symbol; the
 ///   first symbol "none" makes it return without answering, "twice" answer twice,
-///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw, "big" answer 64 KiB (counted in
+///   "fail" throw FAILED_PRECONDITION, "late-throw" answer and then throw, "big" answer 256 KiB (counted in
 ///   `bigAnswers`).
 /// - `StreamPrices` (async stream): `min_interval_ms` messages (0 = until
 ///   cancelled, one every 5 ms), sequence numbers 1, 2, …
@@ -61,7 +61,7 @@ final class TestService: Sendable {
                     throw RPCError(code: .failedPrecondition, message: "thrown after answering")
                 case "big":
                     bigAnswers.add(1, ordering: .relaxed)
-                    V1.GetPricesResponse(prices: [V1.Tick(symbol: String(repeating: "b", count: 64 << 10))])
+                    V1.GetPricesResponse(prices: [V1.Tick(symbol: String(repeating: "b", count: 256 << 10))])
                         .serializedBytes().withUnsafeBytes(respond)
                 default:
                     answer.withUnsafeBytes(respond)

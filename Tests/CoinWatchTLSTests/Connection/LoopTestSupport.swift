@@ -48,10 +48,12 @@ final class RecordingDelegate: ConnectionDelegate, ByteStreamDelegate {
     let handshakeTimeout: Duration
     /// Stop reading once the handshake is done (a peer that does not keep up).
     let pauseAfterHandshake: Bool
+    /// Pause input again after every frame (a server whose output stays above its high watermark).
+    let pauseAfterEachFrame: Bool
 
     init(
         _ record: Record, echo: Bool = false, bytesAfterHandshake: Bool = false, serverContext: TLSContext? = nil,
-        handshakeTimeout: Duration = .seconds(60), pauseAfterHandshake: Bool = false
+        handshakeTimeout: Duration = .seconds(60), pauseAfterHandshake: Bool = false, pauseAfterEachFrame: Bool = false
     ) {
         self.record = record
         self.echo = echo
@@ -59,12 +61,14 @@ final class RecordingDelegate: ConnectionDelegate, ByteStreamDelegate {
         self.serverContext = serverContext
         self.handshakeTimeout = handshakeTimeout
         self.pauseAfterHandshake = pauseAfterHandshake
+        self.pauseAfterEachFrame = pauseAfterEachFrame
     }
 
     func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
         let frame = Array(body)
         record.update { $0.frames.append(frame) }
         if echo { connection.enqueueFrame(body: body) }
+        if pauseAfterEachFrame { connection.pauseInput() }
     }
 
     func frameDecodingFailed(_ error: FrameError, on connection: Connection) {

@@ -72,6 +72,38 @@ struct TLSConnectionTests {
         await server.shutdown()
     }
 
+    @Test("frames held while input is paused come before a close_notify read behind them, one by one as it resumes")
+    func heldFramesBeforeCloseNotify() async throws {
+        let serverRecord = Record()
+        let context = try pki.serverContext(protocols: ["coinwatch"])
+        let server = try LoopbackServer {
+            RecordingDelegate(serverRecord, serverContext: context, pauseAfterHandshake: true, pauseAfterEachFrame: true)
+        }
+        let clients = try EventLoopGroup(threads: 1, namePrefix: "tls-test-cli")
+        let loop = clients.next()
+        let record = Record()
+        let bodies = (1...10).map { [UInt8](repeating: UInt8($0), count: 100 * $0) }
+        let connection = try await pki.clientContext(protocols: ["coinwatch"]).connectPatiently(port: server.port, on: loop) {
+            $0.start(delegate: RecordingDelegate(record))
+        }
+        #expect(await serverRecord.wait { $0.connection != nil })
+        // Ten frames and the close_notify, all waiting in the server's socket while it reads nothing.
+        await onLoop(loop) {
+            for body in bodies { body.withUnsafeBytes { connection.enqueueFrame(body: $0) } }
+            connection.close(afterFlush: .seconds(60))
+        }
+        let serverConnection = try #require(serverRecord.value.connection)
+        // One read takes them all: each resume delivers one frame, the rest stay held, then the end.
+        for expected in 1...10 {
+            await onLoop(serverConnection.eventLoop) { serverConnection.resumeInput() }
+            #expect(await serverRecord.wait { $0.frames.count >= expected }, "frame \(expected)")
+        }
+        #expect(await serverRecord.wait { $0.inputEnded == 1 })
+        #expect(serverRecord.value.frames == bodies)
+        await clients.shutdownGracefully()
+        await server.shutdown()
+    }
+
     @Test("native frames both ways over TLS, with the client certificate's subject at the server")
     func frames() async throws {
         let serverRecord = Record()
