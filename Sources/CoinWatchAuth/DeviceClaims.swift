@@ -41,6 +41,11 @@ public struct DeviceClaims: Sendable {
         }
     }
 
+    /// Waits for the take-backs queued so far: called before the store closes, so none is lost to it.
+    public func finishTakeBacks() {
+        Self.takeBacks.sync {}
+    }
+
     /// One serial queue for every take-back: rare, and each blocks on the disk.
     private static let takeBacks = DispatchQueue(label: "coinwatch.claims.take-back")
 

@@ -196,6 +196,8 @@ struct Daemon {
         done.wait()
         cluster?.close()
         service.close()
+        // The last rounds may have queued secrets to take back (answers the shutdown kept from being sent).
+        configuration.deviceClaims?.finishTakeBacks()
         store.close()
         let writes = service.settings.stats
         logger.info("stopped", [

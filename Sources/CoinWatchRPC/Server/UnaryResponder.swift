@@ -39,12 +39,18 @@ public struct UnaryResponder<Response: WireMessage>: Sendable {
     /// that hands something over only once, such as a device's secret, which is then taken back.
     public func succeed(encodedResponse bytes: [UInt8], ifEnded: @escaping @Sendable () -> Void) {
         let call = self.call
-        call.onLoop {
+        let answer: @Sendable () -> Void = {
             guard !call.isFinished else {
                 ifEnded()
                 return
             }
             bytes.withUnsafeBytes { call.finish(status: .ok, message: "", payload: $0) }
+        }
+        if call.eventLoop.inEventLoop {
+            answer()
+        } else if !call.eventLoop.execute(answer) {
+            // The loop has stopped (the server shut down), and the call with it: the answer cannot be sent.
+            ifEnded()
         }
     }
 

@@ -47,7 +47,17 @@ extension SettingsStore {
                         }
                         responder.succeed(encodedResponse: response)
                     case .failure(let error):
-                        if let claim { claims?.credentials.finishClaim(claim, stored: false) }
+                        if let claim, let claims {
+                            if self.isReplicated {
+                                // Cluster mode writes the claim's record to the cluster before the settings, so an
+                                // attempt of the round may have created it before the save failed (a conflict, then
+                                // the call ended): take it back wherever it went.
+                                claims.takeBack(claim)
+                            } else {
+                                // The record rides in the settings' batch, so a failed save wrote none of it.
+                                claims.credentials.finishClaim(claim, stored: false)
+                            }
+                        }
                         responder.fail(error)
                     }
                 }

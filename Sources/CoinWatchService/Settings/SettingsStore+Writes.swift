@@ -100,6 +100,9 @@ extension SettingsStore {
 extension SettingsStore {
     // MARK: Cluster mode
 
+    /// Whether a replicator is the store of record (cluster mode).
+    var isReplicated: Bool { writer.replicator.withLock { $0 } != nil }
+
     /// Makes `replicator` the store of record: from the next round on, every change is written there (and
     /// acknowledged) before it is answered, and a write that lost a race to another node is run again on the newer
     /// value. Set once, before the server serves.
