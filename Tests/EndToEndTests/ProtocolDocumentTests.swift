@@ -323,7 +323,10 @@ struct ProtocolDocumentTests {
         answers["other-device"] = try session.end(4)
         session.send(call(5, V1.Admin.listKeys.path, V1.ListKeysRequest(), metadata: bearer(secret)))
         answers["secret-for-admin"] = try session.end(5)
-        let wrong = String(secret.dropLast()) + (secret.hasSuffix("A") ? "B" : "A")
+        // `cwd_<secret>_<device>`: the first character of the secret part changed, the device kept.
+        let secretStart = secret.index(secret.startIndex, offsetBy: 4)
+        let wrong = secret.replacingCharacters(
+            in: secretStart...secretStart, with: secret[secretStart] == "A" ? "B" : "A")
         session.send(call(6, V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-1"), metadata: bearer(wrong)))
         answers["wrong-secret"] = try session.end(6)
         session.send(call(7, V1.CoinWatch.getDevice.path, V1.GetDeviceRequest(deviceID: "phone-1"), metadata: bearer(secret)))
