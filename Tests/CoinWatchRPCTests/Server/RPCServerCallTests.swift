@@ -159,15 +159,7 @@ struct RPCServerCallTests {
         raw.send(RawFrames.hello
             + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/GetSettings", timeoutMs: 150,
                                             payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()))))
-        var bytes: [UInt8] = []
-        var end: V1.End?
-        while end == nil {
-            let chunk = raw.readSome()
-            #expect(!chunk.isEmpty, "no End")
-            if chunk.isEmpty { break }
-            bytes += chunk
-            end = RawFrames.decode(bytes).compactMap(\.end).first
-        }
+        let end = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
         #expect(end?.callID == 1)
         #expect(end?.status?.code == RPCError.Code.deadlineExceeded.wire)
         #expect(end?.status?.message == "deadline of 150 ms exceeded")
@@ -175,14 +167,8 @@ struct RPCServerCallTests {
         // The connection keeps serving.
         raw.send(RawFrames.frame(.call(V1.Call(callID: 3, method: "coinwatch.v1.Health/Check",
                                                payload: V1.HealthCheckRequest().serializedBytes()))))
-        var health: V1.End?
-        while health == nil {
-            let chunk = raw.readSome()
-            #expect(!chunk.isEmpty, "no answer to Health/Check")
-            if chunk.isEmpty { break }
-            bytes += chunk
-            health = RawFrames.decode(bytes).compactMap(\.end).first { $0.callID == 3 }
-        }
+        let health = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
+        #expect(health?.callID == 3)
         #expect((health?.status?.code ?? .ok) == .ok)
         raw.close()
         await running.server.shutdownNow()

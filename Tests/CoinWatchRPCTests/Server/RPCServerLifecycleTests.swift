@@ -98,12 +98,7 @@ struct RPCServerLifecycleTests {
         let raw = try RawClient(port: running.port)
         // 2,000 small requests in one write, each asking for a 256 KiB answer; the server's first 64 KiB read holds
         // about 1,300 of them, all of which were answered before a pause stopped the rest of a read.
-        let request = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
-        var requests = RawFrames.hello
-        for id in 1...2000 {
-            requests += RawFrames.frame(.call(V1.Call(callID: UInt64(id), method: "coinwatch.v1.CoinWatch/GetPrices", payload: request)))
-        }
-        raw.send(requests)
+        raw.send(RawFrames.hello + RawFrames.getPrices(1...2000, symbols: ["big"]))
         #expect(await eventually { running.service.bigAnswers.load(ordering: .relaxed) > 0 })
         // The slow-consumer policy closes it; what was answered by then is what it cost.
         #expect(await eventually { running.server.stats.openConnections == 0 })
@@ -122,33 +117,9 @@ struct RPCServerLifecycleTests {
             $0.lowWatermark = 64 << 10
         }
         let raw = try RawClient(port: running.port)
-        let big = V1.GetPricesRequest(symbols: ["big"]).serializedBytes()
-        var requests = RawFrames.hello
-        for id in 1...100 {
-            requests += RawFrames.frame(.call(V1.Call(callID: UInt64(id), method: "coinwatch.v1.CoinWatch/GetPrices", payload: big)))
-        }
-        raw.send(requests)
+        raw.send(RawFrames.hello + RawFrames.getPrices(1...100, symbols: ["big"]))
         // Read everything: every call is answered, in the order sent, once the reader keeps up.
-        var ids: [UInt64] = []
-        var buffer: [UInt8] = []
-        var offset = 0
-        while ids.count < 100 {
-            let chunk = raw.readSome()
-            #expect(!chunk.isEmpty, "no more answers after \(ids.count)")
-            if chunk.isEmpty { break }
-            buffer += chunk
-            while buffer.count - offset >= 4 {
-                let length = buffer[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
-                guard buffer.count - offset - 4 >= length else { break }
-                let frame = try V1.Frame(serializedBytes: Array(buffer[(offset + 4)..<(offset + 4 + length)]))
-                if let end = frame.end { ids.append(end.callID) }
-                offset += 4 + length
-            }
-            if offset > 1 << 20 {
-                buffer.removeFirst(offset)
-                offset = 0
-            }
-        }
+        let ids = RawFrames.readEnds(from: raw) { $0.count == 100 }.map(\.callID)
         #expect(ids == Array(1...100))
         raw.close()
         await running.server.shutdownNow()
@@ -191,16 +162,7 @@ struct RPCServerLifecycleTests {
             + RawFrames.frame(.cancel(V1.Cancel(callID: 1))))
         #expect(await eventually { running.server.stats.startedCalls == 2 && running.server.stats.liveCalls == 1 })
         running.service.gate.open()
-        var frames: [V1.Frame] = []
-        var bytes: [UInt8] = []
-        while frames.compactMap(\.end).count < 2 {
-            let chunk = raw.readSome()
-            #expect(!chunk.isEmpty)
-            if chunk.isEmpty { break }
-            bytes += chunk
-            frames = RawFrames.decode(bytes)
-        }
-        let ends = frames.compactMap(\.end)
+        let ends = RawFrames.readEnds(from: raw) { $0.count == 2 }
         #expect(ends.first { $0.callID == 1 }?.status?.code == RPCError.Code.cancelled.wire)
         #expect((ends.first { $0.callID == 3 }?.status?.code ?? .ok) == .ok)
         #expect(await eventually { running.service.answersNotSent.load(ordering: .relaxed) == 1 })

@@ -1,3 +1,4 @@
+import CoinWatchTestSupport
 import CoinWatchProto
 import Dispatch
 import Synchronization
@@ -164,6 +165,38 @@ enum RawFrames {
     }
 
     static let hello = frame(.hello(V1.Hello(protocolVersion: 1, clientName: "raw-test")))
+
+    /// `GetPrices` calls with `ids`, each asking for the answer `symbols` make (`["big"]`: 256 KiB).
+    static func getPrices(_ ids: ClosedRange<UInt64>, symbols: [String]) -> [UInt8] {
+        let payload = V1.GetPricesRequest(symbols: symbols).serializedBytes()
+        return ids.flatMap { frame(.call(V1.Call(callID: $0, method: "coinwatch.v1.CoinWatch/GetPrices", payload: payload))) }
+    }
+
+    /// The `End` frames `raw` reads until `done` holds for them, or the server closes or falls silent: the frames
+    /// are decoded as they complete, so a long stream costs one pass.
+    static func readEnds(from raw: RawClient, until done: ([V1.End]) -> Bool) -> [V1.End] {
+        var ends: [V1.End] = []
+        var buffer: [UInt8] = []
+        var offset = 0
+        while !done(ends) {
+            let chunk = raw.readSome()
+            if chunk.isEmpty { break }
+            buffer += chunk
+            while buffer.count - offset >= 4 {
+                let length = buffer[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+                guard buffer.count - offset - 4 >= length else { break }
+                if let end = (try? V1.Frame(serializedBytes: Array(buffer[(offset + 4)..<(offset + 4 + length)])))?.end {
+                    ends.append(end)
+                }
+                offset += 4 + length
+            }
+            if offset > 1 << 20 {
+                buffer.removeFirst(offset)
+                offset = 0
+            }
+        }
+        return ends
+    }
 
     /// Splits a byte stream into decoded frames (ignores a trailing partial frame).
     static func decode(_ bytes: [UInt8]) -> [V1.Frame] {
