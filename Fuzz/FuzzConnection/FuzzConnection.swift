@@ -43,6 +43,8 @@ final class Harness: Sendable {
         configuration.highWatermark = 16 * 1024
         configuration.lowWatermark = 4 * 1024
         configuration.slowConsumerTimeout = .seconds(60)
+        // Every input ends with the client's half-close; a held call then ends after this grace.
+        configuration.shutdownGracePeriod = .milliseconds(100)
         configuration.pingBurst = 3
         return configuration
     }()

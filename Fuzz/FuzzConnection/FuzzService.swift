@@ -6,7 +6,8 @@ import CoinWatchProto
 ///
 /// - `GetSettings` (inline): echoes the device id; `missing` fails NOT_FOUND.
 /// - `SaveSettings` (deferred): answered inside the handler; `later` in a later loop job; `fail` with UNAVAILABLE;
-///   `hold` never, so only a `Cancel`, a deadline or the connection's end finishes it.
+///   `hold` never, so only a `Cancel`, a deadline, the connection's end or the grace after the client's
+///   half-close finishes it.
 /// - `DeleteSettings` (deferred): answered in a later loop job unless cancelled first; `hold` never.
 /// - `StreamPrices` (loop stream): one message per requested symbol (at most 8), then OK when `only_changes` is
 ///   set, else open until cancelled.

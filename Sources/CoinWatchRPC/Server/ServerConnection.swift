@@ -35,6 +35,8 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
     var handshakeTimer: TimerHandle?
     var idleTimer: TimerHandle?
     var slowConsumerTimer: TimerHandle?
+    /// The grace a half-closed connection's running calls get to finish (`inputEnded`).
+    var halfCloseTimer: TimerHandle?
     var lastFrameNanos: Int64
     var highestCallID: UInt64 = 0
     var authToken = ""
@@ -229,6 +231,18 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
                 call.terminate(RPCError(code: .cancelled, message: "the client closed its side"), sendEnd: true)
             }
             closeWhenDrained()
+            guard state != .closed, halfCloseTimer == nil else { return }
+            // Bounded like a shutdown's drain: a call that would never end (no deadline, a handler that holds it)
+            // does not keep the connection.
+            halfCloseTimer = eventLoop.scheduleTimer(after: configuration.shutdownGracePeriod) { [unowned self] in
+                self.halfCloseTimer = nil
+                guard self.state == .draining else { return }
+                self.terminateCalls(
+                    sendEnd: true,
+                    reason: RPCError(code: .unavailable, message: "the client closed its side before the call finished"))
+                self.state = .closed
+                self.connection.close(afterFlush: .seconds(2))
+            }
         case .awaitingHello, .closed:
             terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "the client closed its side"))
             state = .closed
@@ -241,12 +255,13 @@ final class ServerConnection: ConnectionDelegate, ServedConnection {
             state = .closed
         }
         terminateCalls(sendEnd: false, reason: RPCError(code: .cancelled, message: "the connection closed"))
-        for timer in [handshakeTimer, idleTimer, slowConsumerTimer].compactMap({ $0 }) {
+        for timer in [handshakeTimer, idleTimer, slowConsumerTimer, halfCloseTimer].compactMap({ $0 }) {
             _ = eventLoop.cancelTimer(timer)
         }
         handshakeTimer = nil
         idleTimer = nil
         slowConsumerTimer = nil
+        halfCloseTimer = nil
         shared.connectionClosed(self)
     }
 

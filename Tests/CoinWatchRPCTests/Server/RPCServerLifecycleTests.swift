@@ -228,6 +228,23 @@ struct RPCServerLifecycleTests {
         await group.shutdownGracefully()
     }
 
+    @Test("after a half-close, a call that does not finish within the grace period ends UNAVAILABLE and the connection closes")
+    func halfCloseGrace() async throws {
+        let running = try RunningServer { $0.shutdownGracePeriod = .milliseconds(200) }
+        let raw = try RawClient(port: running.port)
+        raw.send(RawFrames.hello
+            + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/GetSettings",
+                                            payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()))))
+        #expect(await eventually { running.server.stats.startedCalls == 1 })
+        raw.shutdownWrite()
+        let ends = RawFrames.decode(raw.readToEnd()).compactMap(\.end)
+        #expect(ends.count == 1)
+        #expect(ends.first?.status?.code == RPCError.Code.unavailable.wire)
+        #expect(ends.first?.status?.message == "the client closed its side before the call finished")
+        #expect(await eventually { running.server.stats.openConnections == 0 && running.server.stats.liveCalls == 0 })
+        await running.server.shutdownNow()
+    }
+
     @Test("the client notices a dead server through keepalive")
     func keepaliveNoticesDeadServer() async throws {
         // A "server" that completes the handshake and then never answers anything.
