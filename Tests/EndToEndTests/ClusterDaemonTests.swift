@@ -23,6 +23,36 @@ struct ClusterDaemonTests {
         CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
     }
 
+    /// One NATS server and a coinwatchd node per name, joined to it, each with a client; `stop()` ends them all.
+    final class Cluster {
+        let nats: NATSCluster
+        let nodes: [ServerProcess]
+        let clients: [CoinWatchClient]
+
+        init(nats: NATSCluster, nodes: [ServerProcess]) {
+            self.nats = nats
+            self.nodes = nodes
+            clients = nodes.map(ClusterDaemonTests.client)
+        }
+
+        func stop() {
+            clients.forEach { $0.close() }
+            nodes.forEach { $0.crash() }
+        }
+    }
+
+    static func startCluster(_ names: String...) async throws -> Cluster {
+        let nats = try await NATSCluster.start(servers: 1)
+        var nodes: [ServerProcess] = []
+        do {
+            for name in names { nodes.append(try await startNode(nats, name)) }
+        } catch {
+            nodes.forEach { $0.crash() }
+            throw error
+        }
+        return Cluster(nats: nats, nodes: nodes)
+    }
+
     static func tick(_ symbol: String, _ price: Int64) -> V1.Tick {
         var tick = V1.Tick()
         tick.symbol = symbol
@@ -51,15 +81,9 @@ struct ClusterDaemonTests {
     }
 
     @Test func aTickPublishedOnOneNodeReachesStreamsOnTheOthers() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
-        let a = try await Self.startNode(nats, "a")
-        defer { a.crash() }
-        let b = try await Self.startNode(nats, "b")
-        defer { b.crash() }
-        let c = try await Self.startNode(nats, "c")
-        defer { c.crash() }
-        let clients = [a, b, c].map(Self.client)
-        defer { clients.forEach { $0.close() } }
+        let cluster = try await Self.startCluster("a", "b", "c")
+        defer { cluster.stop() }
+        let (nats, clients) = (cluster.nats, cluster.clients)
         let streams = clients[1...].map { Self.follow($0, "CWX") }
         defer { streams.forEach { $0.1.cancel() } }
         _ = try await clients[0].publish([Self.tick("CWX", 1)])
@@ -86,13 +110,9 @@ struct ClusterDaemonTests {
     }
 
     @Test func settingsSavedOnOneNodeAreReadOnAnotherAndRacesHaveOneWinner() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
-        let a = try await Self.startNode(nats, "a")
-        defer { a.crash() }
-        let b = try await Self.startNode(nats, "b")
-        defer { b.crash() }
-        let clients = [a, b].map(Self.client)
-        defer { clients.forEach { $0.close() } }
+        let cluster = try await Self.startCluster("a", "b")
+        defer { cluster.stop() }
+        let clients = cluster.clients
         let saved = try await clients[0].setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(Int64(10)), above: nil)
         #expect(saved.version == 1)
         let readable = await eventually(timeout: .seconds(30), interval: .milliseconds(50)) { (try? await clients[1].settings(device: "phone-1").version) == 1 }
@@ -169,13 +189,9 @@ struct ClusterDaemonTests {
     }
 
     @Test func aRegistrationTakenOnOneNodeIsKnownOnTheOthers() async throws {
-        let nats = try await NATSCluster.start(servers: 1)
-        let a = try await Self.startNode(nats, "a")
-        defer { a.crash() }
-        let b = try await Self.startNode(nats, "b")
-        defer { b.crash() }
-        let clients = [a, b].map(Self.client)
-        defer { clients.forEach { $0.close() } }
+        let cluster = try await Self.startCluster("a", "b")
+        defer { cluster.stop() }
+        let (nats, clients) = (cluster.nats, cluster.clients)
         let token = String(repeating: "5a", count: 32)
         _ = try await clients[0].registerDevice(device: "phone-1", apnsToken: token)
         // Node b, which may own the device's shard and so send its pushes, has the token.
