@@ -204,6 +204,7 @@ struct RPCServerCallTests {
         }
         let error = await #expect(throws: RPCError.self) { try await task.value }
         #expect(error?.code == .cancelled)
+        #expect(error?.message == "cancelled by the caller")
         // Nothing was sent: the next call is the first the server sees on this connection.
         #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
         #expect(running.server.stats.startedCalls == 1)
