@@ -21,7 +21,7 @@ struct AlertHysteresisTests {
     static func fired(hysteresis: [String]) async throws -> Int? {
         let server = try await ServerProcess.start(arguments: hysteresis)
         defer { server.stop() }
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         _ = try await client.setRule(device: "phone-1", symbol: "BTC", below: nil, above: ExactDecimal(100))
         for (index, price) in [90, 101, 95, 101, 89, 101].enumerated() {

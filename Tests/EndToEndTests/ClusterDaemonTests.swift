@@ -20,7 +20,7 @@ struct ClusterDaemonTests {
     }
 
     static func client(_ server: ServerProcess) -> CoinWatchClient {
-        CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        CoinWatchClient.ofDaemon(port: server.port)
     }
 
     /// One NATS server and a coinwatchd node per name, joined to it, each with a client; `stop()` ends them all.
@@ -531,7 +531,7 @@ struct ClusterDaemonTests {
         let dead = try await ServerProcess.start()
         let deadAddress = dead.address
         dead.crash()
-        let client = CoinWatchClient(configuration: try .init(address: "\(deadAddress),\(a.address),\(b.address)"))
+        let client = CoinWatchClient(configuration: try .ofDaemons("\(deadAddress),\(a.address),\(b.address)"))
         defer { client.close() }
         let saved = try await client.setRule(device: "roamer", symbol: "BTC", below: ExactDecimal(Int64(5)), above: nil)
         #expect(try await client.healthCheck().cluster?.nodeID == "a")

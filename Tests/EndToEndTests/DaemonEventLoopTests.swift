@@ -41,7 +41,7 @@ struct DaemonEventLoopTests {
         defer { server.stop() }
         let listening = try listeningLine(server)
         #expect(listening.contains("threads=1"), "\(listening)")
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         _ = try await client.setRule(device: "phone-1", symbol: "BTC", below: ExactDecimal(1000), above: nil)
         let settings = try await client.settings(device: "phone-1")

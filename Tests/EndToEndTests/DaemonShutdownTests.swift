@@ -9,7 +9,7 @@ struct DaemonShutdownTests {
     @Test("on SIGTERM the last log line counts the committed writes and the syncs that carried them")
     func stoppedLineCountsWrites() async throws {
         let server = try await ServerProcess.start()
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         for device in ["phone-1", "phone-2", "phone-3"] {
             _ = try await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(1000), above: nil)
         }

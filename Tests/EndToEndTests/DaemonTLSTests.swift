@@ -19,10 +19,7 @@ struct DaemonTLSTests {
     static func client(
         port: Int, caFile: String?, identity: TestIdentity? = nil, serverName: String? = nil
     ) -> CoinWatchClient {
-        var configuration = CoinWatchClient.Configuration(host: "127.0.0.1", port: port)
-        // Generous: a busy machine may make a handshake wait long for a core.
-        configuration.connectTimeout = .seconds(60)
-        configuration.defaultTimeout = .seconds(60)
+        var configuration = CoinWatchClient.Configuration.ofDaemon(port: port)
         if let caFile {
             var tls = TLSConfiguration.client(caFile: caFile)
             tls.usesSystemTrustStore = false

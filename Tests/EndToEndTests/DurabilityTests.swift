@@ -28,7 +28,7 @@ struct DurabilityTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for client in 0..<clients {
                 group.addTask {
-                    let coinwatch = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+                    let coinwatch = CoinWatchClient.ofDaemon(port: server.port)
                     defer { coinwatch.close() }
                     for index in 0..<saves {
                         let device = "crash-\(client)-\(index)"
@@ -53,7 +53,7 @@ struct DurabilityTests {
 
         let restarted = try await ServerProcess.start(dataDirectory: server.dataDirectory)
         defer { restarted.stop() }
-        let reader = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: restarted.port))
+        let reader = CoinWatchClient.ofDaemon(port: restarted.port)
         defer { reader.close() }
         var missing: [String] = []
         for (device, below) in saved {
@@ -76,7 +76,7 @@ struct DurabilityTests {
     @Test("a damaged store is refused with a pointer to repair, and repair recovers it")
     func damagedStore() async throws {
         let server = try await ServerProcess.start()
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         _ = try await client.setRule(device: "survivor", symbol: "ETH", below: nil, above: ExactDecimal(5000))
         client.close()
         server.stop()
@@ -94,7 +94,7 @@ struct DurabilityTests {
 
         let repaired = try await ServerProcess.start(dataDirectory: server.dataDirectory)
         defer { repaired.stop() }
-        let reader = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: repaired.port))
+        let reader = CoinWatchClient.ofDaemon(port: repaired.port)
         defer { reader.close() }
         let settings = try await reader.settings(device: "survivor")
         #expect(settings.rules["ETH"]?.above.flatMap(ExactDecimal.init) == ExactDecimal(5000))

@@ -22,7 +22,7 @@ struct LiveFeedDaemonTests {
         for exchange in exchanges {
             #expect(await eventually { !exchange.messages.isEmpty }, "\(exchange.venue) subscribed")
         }
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         let stream = client.streamPrices(symbols: ["BTC"])
         let reader = Task {
@@ -71,7 +71,7 @@ struct LiveFeedDaemonTests {
         ])
         defer { server.stop() }
         #expect(await eventually { exchange.messages.count == 1 }, "\(server.log)")
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         exchange.trade("BTC", "64250.000001")
         #expect(await eventually {
@@ -84,7 +84,7 @@ struct LiveFeedDaemonTests {
         // The system's trust store alone does not know the test CA: the handshake fails, health says why.
         let strict = try await ServerProcess.start(arguments: ["--feed", "kraken", "--feed-url", url, "--symbols", "BTC"])
         defer { strict.stop() }
-        let strictClient = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: strict.port))
+        let strictClient = CoinWatchClient.ofDaemon(port: strict.port)
         defer { strictClient.close() }
         #expect(await eventually {
             (try? await strictClient.healthCheck())?.feeds.first?.lastError.contains("certificate") == true

@@ -31,7 +31,7 @@ struct PushEndToEndTests {
         }
 
         static func client(_ server: ServerProcess) -> CoinWatchClient {
-            CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+            CoinWatchClient.ofDaemon(port: server.port)
         }
 
         /// kill -9, and wait until the mock has seen the connection close (so a `release` answers nothing to the
@@ -444,7 +444,7 @@ struct PushConfigurationTests {
         defer { server.stop() }
         let line = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
         #expect(line.contains("push=\"off (no APNs key configured)\""), "\(line)")
-        let client = CoinWatchClient(configuration: .init(host: "127.0.0.1", port: server.port))
+        let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         let push = try #require(try await client.healthCheck().push)
         #expect(!push.enabled)
