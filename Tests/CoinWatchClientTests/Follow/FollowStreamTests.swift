@@ -10,7 +10,10 @@ import Testing
 struct FollowStreamTests {
     /// Publishes `ticks` to the server at `address` on a client of its own.
     static func publish(_ ticks: [V1.Tick], to address: String) async throws {
-        let publisher = CoinWatchClient(configuration: try .init(address: address))
+        var configuration = try CoinWatchClient.Configuration(address: address)
+        // The call's deadline covers connecting, which a loaded full run can make take longer than the default 10 s.
+        configuration.defaultTimeout = .seconds(60)
+        let publisher = CoinWatchClient(configuration: configuration)
         defer { publisher.close() }
         try await publisher.publish(ticks)
     }
