@@ -42,7 +42,7 @@ public struct AuthModeError: CoinWatchError {
 
     /// What to do about it, naming the exposed addresses.
     public var message: String {
-        let hosts = exposedHosts.map { $0.contains(":") ? "[\($0)]" : $0 }.joined(separator: ", ")
+        let hosts = exposedHosts.map { HostAndPort(host: $0, port: 0).hostText }.joined(separator: ", ")
         return """
             refusing to start: listening on \(hosts) without --auth would let anyone who can reach this port read and \
             overwrite every device's settings (device ids are not secrets). Either
