@@ -23,6 +23,17 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     struct Call {
         var pending: Pending
         var deadline: TimerHandle?
+        /// The Call frame, while the call waits for room under the server's `max_concurrent_calls`; nil once sent.
+        var held: HeldCall?
+    }
+
+    /// A call not sent yet: what its Call frame needs, its deadline as an instant so that the server gets what is
+    /// left of it when the frame goes.
+    struct HeldCall {
+        let method: String
+        let payload: [UInt8]
+        let deadline: ContinuousClock.Instant?
+        let metadata: [(String, String)]
     }
 
     let connection: Connection
@@ -46,6 +57,17 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     private var serverMaxFrameBytes = 0
     private var pongTimer: TimerHandle?
     private var pingCounter: UInt64 = 0
+    /// The most calls the server runs at once on this connection (`Welcome.max_concurrent_calls`; 0: no limit
+    /// announced). A call past it would end `RESOURCE_EXHAUSTED` at once, so it is held here instead, as gRPC
+    /// clients hold streams past `MAX_CONCURRENT_STREAMS`, and sent when a call ends.
+    private var serverMaxConcurrentCalls = 0
+    /// Calls whose Call frame was sent and whose End has not come, nor their Cancel gone.
+    private var sentCalls = 0
+    /// The ids of held calls, oldest first; an id whose call is gone or already sent is skipped.
+    private var heldOrder: [UInt64] = []
+    private var heldOrderStart = 0
+    /// How many calls are held: read by tests and diagnostics off the loop.
+    let heldCallCount = Atomic<Int>(0)
 
     init(connection: Connection, options: RPCClientConnection.Options, address: String) {
         self.connection = connection
@@ -93,26 +115,73 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
                 message: "the call's frame of \(size) bytes exceeds the server's limit of \(serverMaxFrameBytes) bytes"))
             return
         }
-        var call = Call(pending: pending, deadline: nil)
+        var call = Call(pending: pending, deadline: nil, held: nil)
         if let timeout {
             call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.expire(id: id, timeoutMs: timeoutMs)
             }
         }
+        if serverMaxConcurrentCalls > 0 && sentCalls >= serverMaxConcurrentCalls {
+            call.held = HeldCall(
+                method: method, payload: payload, deadline: timeout.map { .now + $0 }, metadata: entries)
+            calls[id] = call
+            heldOrder.append(id)
+            heldCallCount.add(1, ordering: .relaxed)
+            return
+        }
         calls[id] = call
+        sendCall(id: id, method: method, payload: payload, timeoutMs: timeoutMs, metadata: entries)
+    }
+
+    private func sendCall(id: UInt64, method: String, payload: [UInt8], timeoutMs: UInt64, metadata: [(String, String)]) {
+        sentCalls += 1
+        let size = FrameEnvelope.callFrameSize(
+            callID: id, method: method, timeoutMs: timeoutMs, metadata: metadata, payloadCount: payload.count)
         payload.withUnsafeBytes { bytes in
             connection.enqueueFrame(bodyLength: size) { buffer in
                 FrameEnvelope.writeCallFrame(
-                    into: buffer, callID: id, method: method, timeoutMs: timeoutMs, metadata: entries, payload: bytes)
+                    into: buffer, callID: id, method: method, timeoutMs: timeoutMs, metadata: metadata, payload: bytes)
             }
         }
     }
 
-    func cancel(id: UInt64, reason: RPCError) {
-        guard let call = calls.removeValue(forKey: id) else { return }
+    /// A sent call is over (its End came, or its Cancel went): the oldest held calls take its room, in the order
+    /// they were started. A held call is sent with what is left of its deadline.
+    private func sentCallEnded() {
+        sentCalls -= 1
+        while sentCalls < serverMaxConcurrentCalls, heldOrderStart < heldOrder.count, closedReason == nil {
+            let id = heldOrder[heldOrderStart]
+            heldOrderStart += 1
+            guard var call = calls[id], let held = call.held else { continue }
+            call.held = nil
+            calls[id] = call
+            heldCallCount.subtract(1, ordering: .relaxed)
+            var timeoutMs: UInt64 = 0
+            if let deadline = held.deadline {
+                timeoutMs = UInt64(max(1, (deadline - .now).inMilliseconds))
+            }
+            sendCall(id: id, method: held.method, payload: held.payload, timeoutMs: timeoutMs, metadata: held.metadata)
+        }
+        if heldOrderStart == heldOrder.count {
+            heldOrder.removeAll(keepingCapacity: true)
+            heldOrderStart = 0
+        }
+    }
+
+    /// Takes `id`'s call out of the table; true when it was sent, so the server knows of it.
+    private func removeCall(_ id: UInt64) -> Call? {
+        guard let call = calls.removeValue(forKey: id) else { return nil }
         if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
-        if closedReason == nil {
+        if call.held != nil { heldCallCount.subtract(1, ordering: .relaxed) }
+        return call
+    }
+
+    func cancel(id: UInt64, reason: RPCError) {
+        guard let call = removeCall(id) else { return }
+        // A held call never reached the server: there is nothing to cancel there.
+        if call.held == nil, closedReason == nil {
             send(.cancel(V1.Cancel(callID: id)))
+            sentCallEnded()
         }
         call.pending.fail(reason)
         closeIfIdleAndDone()
@@ -159,6 +228,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             handshakeTimer = nil
             usable.store(true, ordering: .releasing)
             serverMaxFrameBytes = Int(welcome.maxFrameBytes)
+            serverMaxConcurrentCalls = Int(welcome.maxConcurrentCalls)
             keepaliveInterval = Self.keepaliveInterval(configured: options.keepaliveInterval, serverIdleTimeoutMs: welcome.idleTimeoutMs)
             scheduleKeepalive()
             handshake(.success(welcome))
@@ -176,9 +246,10 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             goAwayLastCallID = goAway.lastCallID
             usable.store(false, ordering: .releasing)
             let reason = RPCError(code: .unavailable, message: "the server at \(address) is going away: \(goAway.reason)")
+            // Held calls have ids above every sent one's, so they fail here too: they never reached this server.
             for id in calls.keys where id > goAway.lastCallID {
-                if let call = calls.removeValue(forKey: id) {
-                    if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+                if let call = removeCall(id) {
+                    if call.held == nil { sentCalls -= 1 }
                     call.pending.fail(reason)
                 }
             }
@@ -194,8 +265,9 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     }
 
     private func finishCall(id: UInt64, error: RPCError?, payload: UnsafeRawBufferPointer) {
-        guard let call = calls.removeValue(forKey: id) else { return }
-        if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
+        // An End for a held call's id is the server's mistake; the held call stays held.
+        guard calls[id]?.held == nil, let call = removeCall(id) else { return }
+        sentCallEnded()
         switch call.pending {
         case .unary(let completion):
             completion(error.map { .failure($0) } ?? .success(Array(payload)))
@@ -309,6 +381,10 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         }
         let pending = calls
         calls = [:]
+        heldOrder = []
+        heldOrderStart = 0
+        sentCalls = 0
+        heldCallCount.store(0, ordering: .relaxed)
         for (_, call) in pending {
             if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
             call.pending.fail(closedReason ?? reason)

@@ -65,6 +65,10 @@ public final class RPCClientConnection: Sendable {
     /// Whether the connection can still carry calls (open, no `GoAway`, not dead).
     public var isUsable: Bool { handler.usable.load(ordering: .acquiring) }
 
+    /// Calls started but not sent, waiting for room under the server's `max_concurrent_calls`: they are sent in
+    /// the order they were started as earlier calls end, each with what is left of its deadline.
+    public var heldCalls: Int { handler.heldCallCount.load(ordering: .relaxed) }
+
     /// Allocates a call id: unique on this connection (they never repeat).
     func makeCallID() -> UInt64 {
         nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue

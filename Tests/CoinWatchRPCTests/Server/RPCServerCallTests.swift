@@ -246,12 +246,84 @@ struct RPCServerCallTests {
         let slow1 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
         let slow2 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
         #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 2 })
-        let exhausted = await #expect(throws: RPCError.self) { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
-        #expect(exhausted?.code == .resourceExhausted)
         slow1.cancel()
         slow2.cancel()
         _ = await (slow1.result, slow2.result)
         #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("the server ends a call past max_concurrent_calls RESOURCE_EXHAUSTED and keeps the connection")
+    func callLimitOnTheWire() async throws {
+        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 2 }
+        let raw = try RawClient(port: running.port)
+        let slow = V1.GetSettingsRequest(deviceID: "slow").serializedBytes()
+        raw.send(RawFrames.hello + (1...3).flatMap {
+            RawFrames.frame(.call(V1.Call(callID: $0, method: "coinwatch.v1.CoinWatch/GetSettings", payload: slow)))
+        })
+        let refused = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
+        #expect(refused?.callID == 3)
+        #expect(refused?.status?.code == RPCError.Code.resourceExhausted.wire)
+        #expect(refused?.status?.message == "more than 2 calls in flight on this connection")
+        raw.send(RawFrames.frame(.cancel(V1.Cancel(callID: 1)))
+            + RawFrames.frame(.call(V1.Call(callID: 4, method: "coinwatch.v1.Health/Check",
+                                            payload: V1.HealthCheckRequest().serializedBytes()))))
+        let after = RawFrames.readEnds(from: raw) { $0.contains { $0.callID == 4 } }
+        #expect(after.first { $0.callID == 4 }.map { ($0.status?.code ?? .ok) == .ok } == true)
+        raw.close()
+        await running.server.shutdownNow()
+    }
+
+    @Test("the client holds calls past the server's max_concurrent_calls and sends them, in order, as calls end")
+    func clientHoldsCallsPastTheLimit() async throws {
+        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 2 }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let slow1 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        let slow2 = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 2 })
+        let third = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "third")) }
+        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+        let fourth = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "fourth")) }
+        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 2 })
+        // Held, not refused: the server has seen only the two slow calls.
+        #expect(running.server.stats.startedCalls == 2)
+        slow1.cancel()
+        #expect(try await third.value.settings?.deviceID == "third")
+        #expect(try await fourth.value.settings?.deviceID == "fourth")
+        #expect(client.heldCalls == 0)
+        slow2.cancel()
+        _ = await (slow1.result, slow2.result)
+        client.close()
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
+
+    @Test("a held call that is cancelled or outlives its deadline ends without reaching the server")
+    func heldCallsEndOnTheClient() async throws {
+        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 1 }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let slow = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
+        let cancelled = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "a")) }
+        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+        cancelled.cancel()
+        let cancelError = await #expect(throws: RPCError.self) { try await cancelled.value }
+        #expect(cancelError?.code == .cancelled)
+        let expired = await #expect(throws: RPCError.self) {
+            try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "b"), timeout: .milliseconds(50))
+        }
+        #expect(expired == RPCError(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))
+        #expect(client.heldCalls == 0)
+        #expect(running.server.stats.startedCalls == 1)
+        // The slow call's room goes to the next call, not to the two that ended.
+        slow.cancel()
+        _ = await slow.result
+        #expect(try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "c")).settings?.deviceID == "c")
+        #expect(running.server.stats.startedCalls == 2)
         client.close()
         await running.server.shutdownNow()
         await group.shutdownGracefully()
