@@ -54,12 +54,12 @@ package struct ProtobufWriter {
     }
 
     /// Writes the tag and length of a length-delimited field whose bytes follow.
-    mutating func writeDelimitedHeader(_ field: Int, length: Int) {
+    package mutating func writeDelimitedHeader(_ field: Int, length: Int) {
         writeTag(field, .lengthDelimited)
         writeVarint(UInt64(length))
     }
 
-    mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func writeBytes(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         precondition(end - pointer >= bytes.count, "protobuf writer overflow")
         pointer.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)

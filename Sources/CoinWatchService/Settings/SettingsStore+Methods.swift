@@ -29,13 +29,13 @@ extension SettingsStore {
                     responder.fail(error)
                     return
                 }
-                let warnings = SaveWarnings.unpriced(in: command, isPriced: isPriced)
+                let unpriced = SaveWarnings.unpriced(in: command, isPriced: isPriced)
                 command.attachedWrite = claim.map { ($0.recordKey, $0.recordValue) }
                 command.call = context
                 self.submitSave(command, from: context.eventLoop) { result in
                     switch result {
                     case .success(let saved):
-                        var response = SaveWarnings.appending(warnings, to: saved.encodedResponse)
+                        var response = SaveWarnings.appending(unpriced: unpriced, to: saved.encodedResponse)
                         if let claim, let claims {
                             claims.credentials.finishClaim(claim, stored: true)
                             // A message holding only the secret, appended: protobuf concatenation merges it in.

@@ -19,7 +19,7 @@ struct SaveWarningsTests {
         request.setRules["ETH"] = Self.rule(below: 1)
         let command = try SaveCommand(validating: request)
         let priced: Set<String> = ["BTC"]
-        let warnings = SaveWarnings.unpriced(in: command) { priced.contains($0.rawValue) }
+        let warnings = SaveWarnings.unpriced(in: command) { priced.contains($0.rawValue) }.map(SaveWarnings.text(for:))
         #expect(warnings == [
             "no price has been seen for BTCC on this server; its rule cannot fire until a feed or PublishPrices prices it",
             "no price has been seen for ETH on this server; its rule cannot fire until a feed or PublishPrices prices it",
@@ -28,15 +28,15 @@ struct SaveWarningsTests {
         #expect(SaveWarnings.unpriced(in: command) { _ in true }.isEmpty)
     }
 
-    @Test("warnings appended to an encoded answer decode with its settings")
+    @Test("warnings appended to an encoded answer decode with its settings, one per symbol in the order given")
     func appended() throws {
         let settings = V1.Settings(deviceID: "phone-1", rules: ["BTCC": Self.rule(above: 2)], version: 3)
         let encoded = V1.SaveSettingsResponse(settings: settings).serializedBytes()
-        #expect(SaveWarnings.appending([], to: encoded) == encoded)
-        // One warning longer than 127 bytes, whose length takes two bytes.
-        let long = String(repeating: "é", count: 100)
-        let response = try V1.SaveSettingsResponse(serializedBytes: SaveWarnings.appending(["a", long], to: encoded))
+        #expect(SaveWarnings.appending(unpriced: [], to: encoded) == encoded)
+        let symbols = try ["BTCC", "ABCDEFGHIJ", "XY"].map { try Symbol(validating: $0, field: "test") }
+        let response = try V1.SaveSettingsResponse(serializedBytes: SaveWarnings.appending(unpriced: symbols, to: encoded))
         #expect(response.settings == settings)
-        #expect(response.warnings == ["a", long])
+        #expect(response.warnings == symbols.map(SaveWarnings.text(for:)))
+        #expect(response.warnings.first == "no price has been seen for BTCC on this server; its rule cannot fire until a feed or PublishPrices prices it")
     }
 }
