@@ -9,19 +9,18 @@ import Synchronization
 final class StreamFollower<Element: Sendable>: Sendable {
     private struct Shared {
         /// Items with the number of the stream they came on.
-        var items: [(stream: Int, element: Element)] = []
+        var items: NewestItems<(stream: Int, element: Element)>
         var state = FollowState.connecting
         var stream = 0
         /// Set once the follow has ended with an error.
         var failure: CLIError?
     }
 
-    private let shared = Mutex(Shared())
-    private let bufferLimit: Int
+    private let shared: Mutex<Shared>
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(bufferLimit: Int = 10_000) {
-        self.bufferLimit = bufferLimit
+        shared = Mutex(Shared(items: NewestItems(limit: bufferLimit)))
     }
 
     /// Starts iterating `events`, a follow made with `FollowOptions.cli` on `session`'s client.
@@ -46,8 +45,7 @@ final class StreamFollower<Element: Sendable>: Sendable {
     /// shows as a gap in the sequence numbers, which the dashboard reports.
     func drain() -> (items: [(stream: Int, element: Element)], state: FollowState, failure: CLIError?) {
         shared.withLock { shared in
-            defer { shared.items.removeAll(keepingCapacity: true) }
-            return (shared.items, shared.state, shared.failure)
+            (shared.items.drain(), shared.state, shared.failure)
         }
     }
 
@@ -55,10 +53,8 @@ final class StreamFollower<Element: Sendable>: Sendable {
         let wake = shared.withLock { shared -> Bool in
             switch event {
             case .element(let element):
-                if shared.items.count >= bufferLimit { shared.items.removeFirst() }
-                shared.items.append((shared.stream, element))
                 // One wake-up per batch: the reader takes everything queued when it wakes.
-                return shared.items.count == 1
+                return shared.items.append((shared.stream, element))
             case .state(let state):
                 if case .connected(_, let stream) = state { shared.stream = stream }
                 if case .ended(let error?) = state {
