@@ -168,7 +168,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    /// Takes `id`'s call out of the table; true when it was sent, so the server knows of it.
+    /// Takes `id`'s call out of the table and stops its deadline; `held` on it says whether the server ever saw it.
     private func removeCall(_ id: UInt64) -> Call? {
         guard let call = calls.removeValue(forKey: id) else { return nil }
         if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
