@@ -23,16 +23,17 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     struct Call {
         var pending: Pending
         var deadline: TimerHandle?
-        /// The Call frame, while the call waits for room under the server's `max_concurrent_calls`; nil once sent.
-        var held: HeldCall?
     }
 
-    /// A call not sent yet: what its Call frame needs, its deadline as an instant so that the server gets what is
-    /// left of it when the frame goes.
+    /// A call not sent yet: what its Call frame needs, and its deadline (`MonotonicClock` nanoseconds, 0: none) so
+    /// that the server gets what is left of it when the frame goes. Kept apart from `Call`, and without a
+    /// `ContinuousClock.Instant` (a resilient type, whose size is known only at run time): a `Call` holding one made
+    /// every access to `calls` go through the type's metadata, and cost calls through the library a quarter of
+    /// their rate.
     struct HeldCall {
         let method: String
         let payload: [UInt8]
-        let deadline: ContinuousClock.Instant?
+        let deadlineNanos: Int64
         let metadata: [(String, String)]
     }
 
@@ -63,6 +64,8 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     private var serverMaxConcurrentCalls = 0
     /// Calls whose Call frame was sent and whose End has not come, nor their Cancel gone.
     private var sentCalls = 0
+    /// Calls held back, by id; their `calls` entries hold their completions and deadlines.
+    private var heldCalls: [UInt64: HeldCall] = [:]
     /// The ids of held calls, oldest first; an id whose call is gone or already sent is skipped.
     private var heldOrder: [UInt64] = []
     private var heldOrderStart = 0
@@ -115,28 +118,29 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
                 message: "the call's frame of \(size) bytes exceeds the server's limit of \(serverMaxFrameBytes) bytes"))
             return
         }
-        var call = Call(pending: pending, deadline: nil, held: nil)
+        var call = Call(pending: pending, deadline: nil)
         if let timeout {
             call.deadline = eventLoop.scheduleTimer(after: timeout) { [unowned self] in
                 self.expire(id: id, timeoutMs: timeoutMs)
             }
         }
         if serverMaxConcurrentCalls > 0 && sentCalls >= serverMaxConcurrentCalls {
-            call.held = HeldCall(
-                method: method, payload: payload, deadline: timeout.map { .now + $0 }, metadata: entries)
+            let deadlineNanos = timeout.map { MonotonicClock.nanoseconds() + $0.inNanoseconds } ?? 0
+            heldCalls[id] = HeldCall(method: method, payload: payload, deadlineNanos: deadlineNanos, metadata: entries)
             calls[id] = call
             heldOrder.append(id)
             heldCallCount.add(1, ordering: .relaxed)
             return
         }
         calls[id] = call
-        sendCall(id: id, method: method, payload: payload, timeoutMs: timeoutMs, metadata: entries)
+        sendCall(id: id, method: method, payload: payload, timeoutMs: timeoutMs, metadata: entries, size: size)
     }
 
-    private func sendCall(id: UInt64, method: String, payload: [UInt8], timeoutMs: UInt64, metadata: [(String, String)]) {
+    /// Writes the Call frame; `size` is `FrameEnvelope.callFrameSize` of it.
+    private func sendCall(
+        id: UInt64, method: String, payload: [UInt8], timeoutMs: UInt64, metadata: [(String, String)], size: Int
+    ) {
         sentCalls += 1
-        let size = FrameEnvelope.callFrameSize(
-            callID: id, method: method, timeoutMs: timeoutMs, metadata: metadata, payloadCount: payload.count)
         payload.withUnsafeBytes { bytes in
             connection.enqueueFrame(bodyLength: size) { buffer in
                 FrameEnvelope.writeCallFrame(
@@ -149,18 +153,29 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
     /// they were started. A held call is sent with what is left of its deadline.
     private func sentCallEnded() {
         sentCalls -= 1
+        if heldCalls.isEmpty {
+            if !heldOrder.isEmpty {
+                heldOrder.removeAll(keepingCapacity: true)
+                heldOrderStart = 0
+            }
+            return
+        }
         while sentCalls < serverMaxConcurrentCalls, heldOrderStart < heldOrder.count, closedReason == nil {
             let id = heldOrder[heldOrderStart]
             heldOrderStart += 1
-            guard var call = calls[id], let held = call.held else { continue }
-            call.held = nil
-            calls[id] = call
+            guard let held = heldCalls.removeValue(forKey: id) else { continue }
             heldCallCount.subtract(1, ordering: .relaxed)
             var timeoutMs: UInt64 = 0
-            if let deadline = held.deadline {
-                timeoutMs = UInt64(max(1, (deadline - .now).inMilliseconds))
+            if held.deadlineNanos != 0 {
+                timeoutMs = UInt64(max(1, (held.deadlineNanos - MonotonicClock.nanoseconds()) / 1_000_000))
             }
-            sendCall(id: id, method: held.method, payload: held.payload, timeoutMs: timeoutMs, metadata: held.metadata)
+            // The timeout written may take fewer bytes than the one the call started with.
+            let size = FrameEnvelope.callFrameSize(
+                callID: id, method: held.method, timeoutMs: timeoutMs, metadata: held.metadata,
+                payloadCount: held.payload.count)
+            sendCall(
+                id: id, method: held.method, payload: held.payload, timeoutMs: timeoutMs, metadata: held.metadata,
+                size: size)
         }
         if heldOrderStart == heldOrder.count {
             heldOrder.removeAll(keepingCapacity: true)
@@ -168,18 +183,26 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    /// Takes `id`'s call out of the table and stops its deadline; `held` on it says whether the server ever saw it.
-    private func removeCall(_ id: UInt64) -> Call? {
+    /// Takes `id`'s call out of the table and stops its deadline; `wasHeld` says the server never saw it.
+    private func removeCall(_ id: UInt64) -> (call: Call, wasHeld: Bool)? {
         guard let call = calls.removeValue(forKey: id) else { return nil }
         if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
-        if call.held != nil { heldCallCount.subtract(1, ordering: .relaxed) }
-        return call
+        let wasHeld = isHeld(id)
+        if wasHeld {
+            heldCalls[id] = nil
+            heldCallCount.subtract(1, ordering: .relaxed)
+        }
+        return (call, wasHeld)
+    }
+
+    private func isHeld(_ id: UInt64) -> Bool {
+        !heldCalls.isEmpty && heldCalls[id] != nil
     }
 
     func cancel(id: UInt64, reason: RPCError) {
-        guard let call = removeCall(id) else { return }
+        guard let (call, wasHeld) = removeCall(id) else { return }
         // A held call never reached the server: there is nothing to cancel there.
-        if call.held == nil, closedReason == nil {
+        if !wasHeld, closedReason == nil {
             send(.cancel(V1.Cancel(callID: id)))
             sentCallEnded()
         }
@@ -248,8 +271,8 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             let reason = RPCError(code: .unavailable, message: "the server at \(address) is going away: \(goAway.reason)")
             // Held calls have ids above every sent one's, so they fail here too: they never reached this server.
             for id in calls.keys where id > goAway.lastCallID {
-                if let call = removeCall(id) {
-                    if call.held == nil { sentCalls -= 1 }
+                if let (call, wasHeld) = removeCall(id) {
+                    if !wasHeld { sentCalls -= 1 }
                     call.pending.fail(reason)
                 }
             }
@@ -266,7 +289,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
 
     private func finishCall(id: UInt64, error: RPCError?, payload: UnsafeRawBufferPointer) {
         // An End for a held call's id is the server's mistake; the held call stays held.
-        guard calls[id]?.held == nil, let call = removeCall(id) else { return }
+        guard !isHeld(id), let (call, _) = removeCall(id) else { return }
         sentCallEnded()
         switch call.pending {
         case .unary(let completion):
@@ -381,6 +404,7 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         }
         let pending = calls
         calls = [:]
+        heldCalls = [:]
         heldOrder = []
         heldOrderStart = 0
         sentCalls = 0
