@@ -71,26 +71,12 @@ final class WireSchema: Sendable {
 
     /// One field number's wire shape, and the shapes of the message it holds, in plain memory.
     struct Shape {
-        static let unknown: UInt8 = 0
-        static let varint: UInt8 = 1
-        static let fixed64: UInt8 = 2
-        static let bytes: UInt8 = 3
-        static let string: UInt8 = 4
-        static let message: UInt8 = 5
-        static let fixed32: UInt8 = 6
-
-        var code: UInt8
-        var nested: UnsafeBufferPointer<Shape>
-
-        /// The wire type a well-formed encoding of a known field uses.
-        var wireType: UInt64 {
-            switch code {
-            case Self.varint: 0
-            case Self.fixed64: 1
-            case Self.fixed32: 5
-            default: 2
-            }
-        }
+        /// The wire type a well-formed encoding uses (`Kind.wireType`); nil for a number the schema does not know.
+        var wireType: UInt64?
+        /// A string field: its bytes are checked for UTF-8 and NUL.
+        var isString: Bool
+        /// A message field's own shapes; nil for any other field.
+        var nested: UnsafeBufferPointer<Shape>?
     }
 
     /// Every field number's `Shape`, up to the largest. Looking a `Field` up retains it, and reading its `Kind` the
@@ -109,18 +95,12 @@ final class WireSchema: Sendable {
                 nestedTables[Int(field.number)] = UnsafeBufferPointer(table.shapes)
             }
             shapes = .allocate(capacity: count)
-            shapes.initialize(repeating: Shape(code: Shape.unknown, nested: UnsafeBufferPointer(start: nil, count: 0)))
+            shapes.initialize(repeating: Shape(wireType: nil, isString: false, nested: nil))
             for field in fields {
-                let code: UInt8 = switch field.kind {
-                case .varint: Shape.varint
-                case .fixed32: Shape.fixed32
-                case .fixed64: Shape.fixed64
-                case .bytes: Shape.bytes
-                case .string: Shape.string
-                case .message: Shape.message
-                }
+                var isString = false
+                if case .string = field.kind { isString = true }
                 shapes[Int(field.number)] = Shape(
-                    code: code, nested: nestedTables[Int(field.number)] ?? UnsafeBufferPointer(start: nil, count: 0))
+                    wireType: field.kind.wireType, isString: isString, nested: nestedTables[Int(field.number)])
             }
         }
 

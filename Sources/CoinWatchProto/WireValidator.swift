@@ -36,7 +36,7 @@ enum WireValidator {
             let number = Int(tag >> 3)
             let wireType = tag & 7
             let shape = number < shapes.count ? shapes[number] : nil
-            if let shape, shape.code != WireSchema.Shape.unknown, shape.wireType != wireType { return false }
+            if let expected = shape?.wireType, expected != wireType { return false }
             switch wireType {
             case 0:
                 guard readVarint(bytes, &index, end) != nil else { return false }
@@ -48,13 +48,10 @@ enum WireValidator {
                 guard let length = readVarint(bytes, &index, end), length <= UInt64(end - index) else { return false }
                 let bodyStart = index
                 index += Int(length)
-                switch shape?.code {
-                case WireSchema.Shape.string?:
-                    if UTF8Check.firstProblem(bytes, from: bodyStart, to: index) != nil { return false }
-                case WireSchema.Shape.message?:
-                    if !isValid(bytes, from: bodyStart, to: index, shape!.nested, depth: depth + 1) { return false }
-                default:
-                    break
+                if let nested = shape?.nested {
+                    if !isValid(bytes, from: bodyStart, to: index, nested, depth: depth + 1) { return false }
+                } else if shape?.isString == true, UTF8Check.firstProblem(bytes, from: bodyStart, to: index) != nil {
+                    return false
                 }
             default:
                 return false
