@@ -10,8 +10,12 @@ public struct RawClientError: Error, CustomStringConvertible {
     public var description: String { "\(function) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
 }
 
-/// A plain blocking IPv4 socket to a loopback port, for talking to a server as a non-framing client would:
-/// bytes in, bytes out, every read bounded by `receiveTimeout`.
+/// A plain IPv4 socket to a loopback port, for talking to a server as a non-framing client would: bytes in, bytes
+/// out, every read bounded by `receiveTimeout`.
+///
+/// Sends block (the server reads them); reads do not: they poll the socket and sleep between tries, so a test
+/// waiting for an answer gives its thread back to the task pool. A blocking `recv` on one of the pool's few threads
+/// would stall every other test of the run behind it until its answer came.
 public final class RawClient {
     private var fd: Int32
 
@@ -23,9 +27,6 @@ public final class RawClient {
     public init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawClientError(function: "socket", errno: errno) }
-        // Each recv waits at most a second, so the overall wait is counted here, not by the kernel.
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -70,33 +71,36 @@ public final class RawClient {
     }
 
     /// Reads what is available (blocking for the first byte, up to `receiveTimeout`); empty at the end.
-    public func readSome() -> [UInt8] {
+    public func readSome() async -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 65536)
-        let n = receive(into: &buffer)
+        let n = await receive(into: &buffer)
         return n > 0 ? Array(buffer[..<n]) : []
     }
 
     /// Reads until end of file (or `receiveTimeout` without a byte, or `limit` bytes).
-    public func readToEnd(limit: Int = 1 << 20) -> [UInt8] {
+    public func readToEnd(limit: Int = 1 << 20) async -> [UInt8] {
         var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while result.count < limit {
-            let n = receive(into: &buffer)
+            let n = await receive(into: &buffer)
             if n <= 0 { break }
             result += buffer[..<n]
         }
         return result
     }
 
-    /// One `recv`, repeated while it times out, until `receiveTimeout`: the byte count, 0 at the end, -1 on an error
-    /// or when nothing came in time.
-    private func receive(into buffer: inout [UInt8]) -> Int {
+    /// One `recv(MSG_DONTWAIT)`, tried again a millisecond later while nothing is there, until `receiveTimeout`: the
+    /// byte count, 0 at the end, -1 on an error or when nothing came in time.
+    private func receive(into buffer: inout [UInt8]) async -> Int {
         let deadline = ContinuousClock.now + Self.receiveTimeout
         while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline,
+                !Task.isCancelled
+            else {
                 return n
             }
+            try? await Task.sleep(for: .milliseconds(1))
         }
     }
 }

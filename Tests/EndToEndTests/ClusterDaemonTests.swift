@@ -311,15 +311,13 @@ struct ClusterDaemonTests {
         return (nodes, clients)
     }
 
-    /// `GET /metrics` of `server`: each sample's value by its series as written (`name{labels}`). The blocking read
-    /// runs on a thread of its own, off the pool every test shares.
+    /// `GET /metrics` of `server`: each sample's value by its series as written (`name{labels}`).
     static func metrics(_ server: ServerProcess) async -> [String: Double] {
-        let port = server.port
-        let text = try? await onOwnThread { () -> String in
-            let client = try RawClient(port: port)
-            defer { client.close() }
+        var text: String?
+        if let client = try? RawClient(port: server.port) {
             client.send("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            return String(decoding: client.readToEnd(), as: UTF8.self)
+            text = String(decoding: await client.readToEnd(), as: UTF8.self)
+            client.close()
         }
         var values: [String: Double] = [:]
         for line in (text ?? "").split(separator: "\n") where !line.hasPrefix("#") {

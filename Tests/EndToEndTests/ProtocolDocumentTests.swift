@@ -70,48 +70,48 @@ struct ProtocolDocumentTests {
         // One plain server for most rows; servers with the flags a row names for the rest.
         let plain = try await ServerProcess.start()
         defer { plain.stop() }
-        answers.merge(try Self.framing(plain.port)) { $1 }
-        answers.merge(try Self.calls(plain.port)) { $1 }
-        answers.merge(try Self.values(plain.port)) { $1 }
+        answers.merge(try await Self.framing(plain.port)) { $1 }
+        answers.merge(try await Self.calls(plain.port)) { $1 }
+        answers.merge(try await Self.values(plain.port)) { $1 }
 
         let handshake = try await ServerProcess.start(arguments: ["--handshake-timeout", "2s"])
         defer { handshake.stop() }
-        answers["no-hello"] = try Session(handshake.port, hello: false).next(where: Self.isConnectionError)
+        answers["no-hello"] = try await Session(handshake.port, hello: false).next(where: Self.isConnectionError)
 
         let idle = try await ServerProcess.start(arguments: ["--idle-timeout", "2s"])
         defer { idle.stop() }
         let silent = try Session(idle.port)
         silent.send(Self.call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest()))
-        answers["idle"] = try silent.next(where: Self.isGoAway)
-        answers["idle-call"] = try silent.end(1)
+        answers["idle"] = try await silent.next(where: Self.isGoAway)
+        answers["idle-call"] = try await silent.end(1)
 
         let single = try await ServerProcess.start(arguments: ["--max-connections", "1"])
         defer { single.stop() }
         let first = try Session(single.port)
-        _ = try first.next(where: Self.isWelcome)
-        answers["connections"] = try Session(single.port).next(where: Self.isConnectionError)
+        _ = try await first.next(where: Self.isWelcome)
+        answers["connections"] = try await Session(single.port).next(where: Self.isConnectionError)
         first.close()
 
         let guarded = try await ServerProcess.start(arguments: ["--max-calls", "1", "--publish-token", "s3cret"])
         defer { guarded.stop() }
-        answers.merge(try Self.limits(guarded.port)) { $1 }
+        answers.merge(try await Self.limits(guarded.port)) { $1 }
 
         let stopping = try await ServerProcess.start()
-        answers.merge(try Self.shutdown(stopping)) { $1 }
+        answers.merge(try await Self.shutdown(stopping)) { $1 }
         stopping.stop()
 
         answers.merge(try await Self.draining()) { $1 }
 
         let authorised = try await ServerProcess.start(arguments: ["--auth", "required"])
         defer { authorised.stop() }
-        answers.merge(try Self.authorisation(authorised.port)) { $1 }
+        answers.merge(try await Self.authorisation(authorised.port)) { $1 }
 
         let pki = try await TestCertificates.shared()
         let tlsOnly = try await ServerProcess.start(arguments: [
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
         defer { tlsOnly.stop() }
-        answers["tls-only"] = try Session(tlsOnly.port).next(where: Self.isConnectionError)
+        answers["tls-only"] = try await Session(tlsOnly.port).next(where: Self.isConnectionError)
 
         for (id, expected) in rows.sorted(by: { $0.key < $1.key }) {
             let answer = try #require(answers[id], "row \(id) of docs/PROTOCOL.md has no situation in this test")
@@ -128,36 +128,36 @@ struct ProtocolDocumentTests {
     // MARK: Situations
 
     /// Framing and handshake errors, each on its own connection.
-    static func framing(_ port: Int) throws -> [String: Answer] {
+    static func framing(_ port: Int) async throws -> [String: Answer] {
         var answers: [String: Answer] = [:]
-        func error(_ bytes: [UInt8], hello: Bool = false) throws -> Answer {
+        func error(_ bytes: [UInt8], hello: Bool = false) async throws -> Answer {
             let session = try Session(port, hello: hello)
             session.send(bytes)
-            return try session.next(where: isConnectionError)
+            return try await session.next(where: isConnectionError)
         }
-        answers["zero-length"] = try error([0, 0, 0, 0])
-        answers["too-large"] = try error([0x00, 0x4C, 0x4B, 0x40] + [UInt8](repeating: 0, count: 16))
-        answers["not-a-frame"] = try error([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
-        answers["call-first"] = try error(frame(.call(V1.Call(callID: 1, method: "x"))))
+        answers["zero-length"] = try await error([0, 0, 0, 0])
+        answers["too-large"] = try await error([0x00, 0x4C, 0x4B, 0x40] + [UInt8](repeating: 0, count: 16))
+        answers["not-a-frame"] = try await error([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
+        answers["call-first"] = try await error(frame(.call(V1.Call(callID: 1, method: "x"))))
         // Field 15, a varint: a kind this version does not have.
-        answers["unknown-first"] = try error([0, 0, 0, 2, 0x78, 0x01])
-        answers["version"] = try error(frame(.hello(V1.Hello(protocolVersion: 7))))
-        answers["second-hello"] = try error(frame(.hello(V1.Hello(protocolVersion: 1))), hello: true)
-        answers["server-frame"] = try error(frame(.welcome(V1.Welcome(protocolVersion: 1))), hello: true)
-        answers["long-ping"] = try error(frame(.ping(V1.Ping(payload: [UInt8](repeating: 7, count: 65)))), hello: true)
-        answers["reused-id"] = try error(
+        answers["unknown-first"] = try await error([0, 0, 0, 2, 0x78, 0x01])
+        answers["version"] = try await error(frame(.hello(V1.Hello(protocolVersion: 7))))
+        answers["second-hello"] = try await error(frame(.hello(V1.Hello(protocolVersion: 1))), hello: true)
+        answers["server-frame"] = try await error(frame(.welcome(V1.Welcome(protocolVersion: 1))), hello: true)
+        answers["long-ping"] = try await error(frame(.ping(V1.Ping(payload: [UInt8](repeating: 7, count: 65)))), hello: true)
+        answers["reused-id"] = try await error(
             call(7, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest())
                 + call(7, V1.Health.check.path, V1.HealthCheckRequest()), hello: true)
         // After the handshake a frame of an unknown kind is ignored: the next call is answered.
         let ignoring = try Session(port)
         ignoring.send([0, 0, 0, 2, 0x78, 0x01] + call(1, V1.Health.check.path, V1.HealthCheckRequest()))
-        #expect(try ignoring.end(1).code == "OK", "a frame of an unknown kind after Hello is ignored")
+        #expect(try await ignoring.end(1).code == "OK", "a frame of an unknown kind after Hello is ignored")
 
         // HTTP on the same port is served as HTTP (docs/ARCHITECTURE.md, "One port, three ways in"): a request the
         // parser refuses gets its status and a one-line text body.
         let http = try RawClient(port: port)
         http.send(Array("GET / HTTP/1.1\r\n\r\n".utf8))
-        let reply = String(decoding: http.readToEnd(), as: UTF8.self)
+        let reply = String(decoding: await http.readToEnd(), as: UTF8.self)
         let parts = reply.split(separator: "\r\n\r\n", maxSplits: 1, omittingEmptySubsequences: false)
         let status = parts.first?.split(separator: "\r\n").first.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
         #expect(parts.count == 2 && reply.hasSuffix("\n"))
@@ -166,82 +166,82 @@ struct ProtocolDocumentTests {
         // A flood: however slowly the server reads them, 200 pings drain a budget that refills at one a second.
         let flood = try Session(port)
         flood.send((0..<200).flatMap { frame(.ping(V1.Ping(payload: [UInt8(truncatingIfNeeded: $0)]))) })
-        answers["ping-flood"] = try flood.next(where: isGoAway)
+        answers["ping-flood"] = try await flood.next(where: isGoAway)
         return answers
     }
 
     /// Call errors of the runtime.
-    static func calls(_ port: Int) throws -> [String: Answer] {
+    static func calls(_ port: Int) async throws -> [String: Answer] {
         var answers: [String: Answer] = [:]
         let session = try Session(port)
         session.send(call(0, V1.Health.check.path, V1.HealthCheckRequest()))
-        answers["call-id-0"] = try session.end(0)
+        answers["call-id-0"] = try await session.end(0)
         session.send(call(1, "coinwatch.v1.Nope/Nothing", V1.HealthCheckRequest()))
-        answers["unknown-method"] = try session.end(1)
+        answers["unknown-method"] = try await session.end(1)
         session.send(call(2, V1.Health.check.path, V1.HealthCheckRequest(), metadata: ["Authorization": "Bearer x"]))
-        answers["metadata-case"] = try session.end(2)
+        answers["metadata-case"] = try await session.end(2)
         session.send(call(3, V1.CoinWatch.getSettings.path, payload: [0x0A, 0x05, 0x41]))
-        answers["bad-payload"] = try session.end(3)
+        answers["bad-payload"] = try await session.end(3)
         session.send(call(4, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(), timeoutMs: 200))
-        answers["deadline"] = try session.end(4)
+        answers["deadline"] = try await session.end(4)
         session.send(call(5, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest()) + frame(.cancel(V1.Cancel(callID: 5))))
-        answers["cancel"] = try session.end(5)
+        answers["cancel"] = try await session.end(5)
         session.send(call(6, V1.Health.check.path, V1.HealthCheckRequest(service: "coinwatch.v1.Nope")))
-        answers["health-service"] = try session.end(6)
+        answers["health-service"] = try await session.end(6)
         let halfClosed = try Session(port)
         // The Health answer shows the server has read the stream's Call before it: the stream is live.
         halfClosed.send(call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest())
             + call(2, V1.Health.check.path, V1.HealthCheckRequest()))
-        #expect(try halfClosed.end(2).code == "OK")
+        #expect(try await halfClosed.end(2).code == "OK")
         halfClosed.shutdownWrite()
-        answers["half-close"] = try halfClosed.end(1)
+        answers["half-close"] = try await halfClosed.end(1)
         return answers
     }
 
     /// The service's rules for the values in requests.
-    static func values(_ port: Int) throws -> [String: Answer] {
+    static func values(_ port: Int) async throws -> [String: Answer] {
         var answers: [String: Answer] = [:]
         let session = try Session(port)
         var id: UInt64 = 0
-        func answer<Request: WireMessage>(_ method: String, _ request: Request) throws -> Answer {
+        func answer<Request: WireMessage>(_ method: String, _ request: Request) async throws -> Answer {
             id += 1
             session.send(call(id, method, request))
-            return try session.end(id)
+            return try await session.end(id)
         }
-        func save(_ build: (inout V1.SaveSettingsRequest) -> Void) throws -> Answer {
+        func save(_ build: (inout V1.SaveSettingsRequest) -> Void) async throws -> Answer {
             var request = V1.SaveSettingsRequest(deviceID: "phone-1")
             build(&request)
-            return try answer(V1.CoinWatch.saveSettings.path, request)
+            return try await answer(V1.CoinWatch.saveSettings.path, request)
         }
         func rule(below: Int64? = nil, above: Int64? = nil, scale: UInt32 = 0) -> V1.AlertRule {
             V1.AlertRule(below: below.map { V1.Decimal(mantissa: $0, scale: scale) },
                          above: above.map { V1.Decimal(mantissa: $0, scale: scale) })
         }
-        func publish(_ tick: V1.Tick) throws -> Answer {
-            try answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(ticks: [tick]))
+        func publish(_ tick: V1.Tick) async throws -> Answer {
+            try await answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(ticks: [tick]))
         }
 
-        answers["not-found"] = try answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-1"))
-        answers["device-id"] = try answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone 1"))
-        answers["device-id-empty"] = try answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: ""))
-        answers["version-missing"] = try save {
+        answers["not-found"] = try await answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-1"))
+        answers["device-id"] = try await answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone 1"))
+        answers["device-id-empty"] = try await answer(V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: ""))
+        answers["version-missing"] = try await save {
             $0.setRules["BTC"] = rule(below: 1)
             $0.precondition = .expectedVersion(3)
         }
-        answers["symbol"] = try save { $0.setRules["B"] = rule(below: 1) }
-        answers["negative"] = try save { $0.setRules["BTC"] = rule(below: -1) }
-        answers["scale"] = try save { $0.setRules["BTC"] = V1.AlertRule(above: V1.Decimal(mantissa: 1, scale: 19)) }
-        answers["below-above"] = try save { $0.setRules["BTC"] = rule(below: 70000, above: 60000) }
-        answers["same-symbol"] = try save {
+        answers["symbol"] = try await save { $0.setRules["B"] = rule(below: 1) }
+        answers["negative"] = try await save { $0.setRules["BTC"] = rule(below: -1) }
+        answers["scale"] = try await save { $0.setRules["BTC"] = V1.AlertRule(above: V1.Decimal(mantissa: 1, scale: 19)) }
+        answers["below-above"] = try await save { $0.setRules["BTC"] = rule(below: 70000, above: 60000) }
+        answers["same-symbol"] = try await save {
             $0.setRules["btc"] = rule(below: 1)
             $0.setRules["BTC"] = rule(below: 2)
         }
-        answers["set-and-remove"] = try save {
+        answers["set-and-remove"] = try await save {
             $0.setRules["BTC"] = rule(below: 1)
             $0.removeSymbols = ["BTC"]
         }
-        #expect(try save { $0.setRules["BTC"] = rule(below: 1) }.code == "OK")
-        answers["version-mismatch"] = try save {
+        #expect(try await save { $0.setRules["BTC"] = rule(below: 1) }.code == "OK")
+        answers["version-mismatch"] = try await save {
             $0.setRules["BTC"] = rule(below: 2)
             $0.precondition = .expectedVersion(3)
         }
@@ -250,7 +250,7 @@ struct ProtocolDocumentTests {
         var unpriced = V1.SaveSettingsRequest(deviceID: "phone-2")
         unpriced.setRules["NOTACOIN"] = rule(above: 1)
         session.send(call(id, V1.CoinWatch.saveSettings.path, unpriced))
-        let end = try session.endFrame(id)
+        let end = try await session.endFrame(id)
         #expect(end.status == nil, "the save succeeds")
         let response = try V1.SaveSettingsResponse(serializedBytes: end.payload)
         #expect(response.settings?.rules.keys.sorted() == ["NOTACOIN"])
@@ -260,89 +260,89 @@ struct ProtocolDocumentTests {
         func symbols(_ prefix: String, _ count: Int) -> [String] {
             (0..<count).map { prefix + String(repeating: "0", count: 4 - String($0).count) + String($0) }
         }
-        answers["device-symbols"] = try save { request in
+        answers["device-symbols"] = try await save { request in
             for symbol in symbols("S", 65) { request.setRules[symbol] = rule(below: 1) }
         }
         id += 1
         var full = V1.SaveSettingsRequest(deviceID: "phone-3")
         for symbol in symbols("S", 64) { full.setRules[symbol] = rule(below: 1) }
         session.send(call(id, V1.CoinWatch.saveSettings.path, full))
-        #expect(try session.end(id).code == "OK")
+        #expect(try await session.end(id).code == "OK")
         id += 1
         var more = V1.SaveSettingsRequest(deviceID: "phone-3")
         more.setRules["T0000"] = rule(below: 1)
         session.send(call(id, V1.CoinWatch.saveSettings.path, more))
-        answers["device-symbols-after"] = try session.end(id)
+        answers["device-symbols-after"] = try await session.end(id)
 
-        answers["price-zero"] = try publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 0)))
-        answers["price-missing"] = try publish(V1.Tick(symbol: "BTC"))
-        answers["time-negative"] = try publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 1), timeMs: -5))
-        answers["interval"] = try answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(minIntervalMs: 60001))
-        answers["stream-symbol"] = try answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(symbols: ["x"]))
-        answers["too-many-symbols"] = try answer(
+        answers["price-zero"] = try await publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 0)))
+        answers["price-missing"] = try await publish(V1.Tick(symbol: "BTC"))
+        answers["time-negative"] = try await publish(V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 1), timeMs: -5))
+        answers["interval"] = try await answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(minIntervalMs: 60001))
+        answers["stream-symbol"] = try await answer(V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest(symbols: ["x"]))
+        answers["too-many-symbols"] = try await answer(
             V1.CoinWatch.getPrices.path, V1.GetPricesRequest(symbols: symbols("P", 257)))
         let one = V1.Decimal(mantissa: 1)
-        answers["too-many-ticks"] = try answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
+        answers["too-many-ticks"] = try await answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
             ticks: Array(repeating: V1.Tick(symbol: "BTC", price: one), count: 10_001)))
         // Last: no tick on this server was applied before, so the hub knows no symbol yet.
-        answers["hub-symbols"] = try answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
+        answers["hub-symbols"] = try await answer(V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(
             ticks: symbols("H", 4097).map { V1.Tick(symbol: $0, price: one) }))
         return answers
     }
 
     /// Rows that need `--max-calls 1 --publish-token s3cret`.
-    static func limits(_ port: Int) throws -> [String: Answer] {
+    static func limits(_ port: Int) async throws -> [String: Answer] {
         var answers: [String: Answer] = [:]
         let session = try Session(port)
         session.send(call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest())
             + call(2, V1.Health.check.path, V1.HealthCheckRequest()))
-        answers["too-many-calls"] = try session.end(2)
+        answers["too-many-calls"] = try await session.end(2)
         let publisher = try Session(port)
         let tick = V1.Tick(symbol: "BTC", price: V1.Decimal(mantissa: 1))
         publisher.send(call(1, V1.CoinWatch.publishPrices.path, V1.PublishPricesRequest(ticks: [tick])))
-        answers["unauthenticated"] = try publisher.end(1)
+        answers["unauthenticated"] = try await publisher.end(1)
         return answers
     }
 
     /// Authorisation (`--auth required`) and the device methods: each call on one connection with no credential of
     /// its own, so each carries its credential (or none) in its metadata.
-    static func authorisation(_ port: Int) throws -> [String: Answer] {
+    static func authorisation(_ port: Int) async throws -> [String: Answer] {
         var answers: [String: Answer] = [:]
         let session = try Session(port)
         func bearer(_ token: String) -> [String: String] { ["authorization": "Bearer " + token] }
         session.send(call(1, V1.Admin.listKeys.path, V1.ListKeysRequest()))
-        answers["no-credential"] = try session.end(1)
+        answers["no-credential"] = try await session.end(1)
         session.send(call(2, V1.Admin.listKeys.path, V1.ListKeysRequest(), metadata: ["authorization": "Basic YTpi"]))
-        answers["not-bearer"] = try session.end(2)
+        answers["not-bearer"] = try await session.end(2)
         // A device's first save claims it: the answer carries its secret.
         let rule = V1.AlertRule(below: V1.Decimal(mantissa: 60_000))
         session.send(call(3, V1.CoinWatch.saveSettings.path, V1.SaveSettingsRequest(deviceID: "phone-1", setRules: ["BTC": rule])))
-        let secret = try V1.SaveSettingsResponse(serializedBytes: session.endFrame(3).payload).deviceSecret
+        let secret = try await V1.SaveSettingsResponse(serializedBytes: session.endFrame(3).payload).deviceSecret
         #expect(secret.hasPrefix("cwd_"))
         session.send(call(4, V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-2"), metadata: bearer(secret)))
-        answers["other-device"] = try session.end(4)
+        answers["other-device"] = try await session.end(4)
         session.send(call(5, V1.Admin.listKeys.path, V1.ListKeysRequest(), metadata: bearer(secret)))
-        answers["secret-for-admin"] = try session.end(5)
+        answers["secret-for-admin"] = try await session.end(5)
         // `cwd_<secret>_<device>`: the first character of the secret part changed, the device kept.
         let secretStart = secret.index(secret.startIndex, offsetBy: 4)
         let wrong = secret.replacingCharacters(
             in: secretStart...secretStart, with: secret[secretStart] == "A" ? "B" : "A")
         session.send(call(6, V1.CoinWatch.getSettings.path, V1.GetSettingsRequest(deviceID: "phone-1"), metadata: bearer(wrong)))
-        answers["wrong-secret"] = try session.end(6)
+        answers["wrong-secret"] = try await session.end(6)
         session.send(call(7, V1.CoinWatch.getDevice.path, V1.GetDeviceRequest(deviceID: "phone-1"), metadata: bearer(secret)))
-        answers["not-registered"] = try session.end(7)
+        answers["not-registered"] = try await session.end(7)
         return answers
     }
 
     /// SIGTERM with a stream open: the connection's GoAway and the stream's End.
-    static func shutdown(_ server: ServerProcess) throws -> [String: Answer] {
+    static func shutdown(_ server: ServerProcess) async throws -> [String: Answer] {
         let session = try Session(server.port)
         // The Health answer shows the server has read the stream's Call before it: the stream is live.
         session.send(call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest())
             + call(2, V1.Health.check.path, V1.HealthCheckRequest()))
-        #expect(try session.end(2).code == "OK")
+        #expect(try await session.end(2).code == "OK")
         server.terminate()
-        return ["shutdown": try session.next(where: isGoAway), "shutdown-stream": try session.end(1)]
+        return ["shutdown": try await session.next(where: isGoAway), "shutdown-stream": try await session.end(1)]
     }
 
     /// Shutdown rows that need a call that waits until the test lets it finish, which the service has no method for:
@@ -378,12 +378,12 @@ struct ProtocolDocumentTests {
         // The reads below block their thread; on a busy machine they could hold the pool the shutdown task needs
         // until the handshake timeout answers instead. Wait for the shutdown to have begun first.
         try await until { patient.isShuttingDown }
-        answers["shutdown-before-hello"] = try waiting.next(where: isConnectionError)
-        _ = try session.next(where: isGoAway)
+        answers["shutdown-before-hello"] = try await waiting.next(where: isConnectionError)
+        _ = try await session.next(where: isGoAway)
         session.send(call(2, V1.Health.check.path, V1.HealthCheckRequest()))
-        answers["draining"] = try session.end(2)
+        answers["draining"] = try await session.end(2)
         held.withLock { $0 }.first?.succeed(V1.HealthCheckResponse(status: .serving))
-        #expect(try session.end(1).code == "OK", "the accepted call still finishes")
+        #expect(try await session.end(1).code == "OK", "the accepted call still finishes")
         await shutdown.value
 
         let (hasty, hastyPort) = try server(grace: .seconds(1))
@@ -391,7 +391,7 @@ struct ProtocolDocumentTests {
         late.send(call(1, V1.Health.check.path, V1.HealthCheckRequest()))
         try await until { held.withLock { $0.count == 2 } }
         await hasty.shutdownGracefully()
-        answers["grace-over"] = try late.end(1)
+        answers["grace-over"] = try await late.end(1)
         // The held responders keep their calls, and so the servers whose methods hold this list: let them go.
         held.withLock { $0.removeAll() }
         return answers
@@ -447,7 +447,7 @@ struct ProtocolDocumentTests {
         func close() { client.close() }
 
         /// The next frame `match` accepts, skipping others; fails when the server closes or falls silent first.
-        func next(where match: (V1.Frame) -> Answer?) throws -> Answer {
+        func next(where match: (V1.Frame) -> Answer?) async throws -> Answer {
             while true {
                 while buffer.count >= 4 {
                     let length = Int(buffer[0]) << 24 | Int(buffer[1]) << 16 | Int(buffer[2]) << 8 | Int(buffer[3])
@@ -456,16 +456,16 @@ struct ProtocolDocumentTests {
                     buffer.removeFirst(4 + length)
                     if let answer = match(frame) { return answer }
                 }
-                let chunk = client.readSome()
+                let chunk = await client.readSome()
                 try #require(!chunk.isEmpty, "the server closed the connection (or sent nothing for 10 s) first")
                 buffer += chunk
             }
         }
 
         /// The `End` of call `id`.
-        func endFrame(_ id: UInt64) throws -> V1.End {
+        func endFrame(_ id: UInt64) async throws -> V1.End {
             var found: V1.End?
-            _ = try next { frame in
+            _ = try await next { frame in
                 guard case .end(let end) = frame.kind, end.callID == id else { return nil }
                 found = end
                 return Answer(frame: "End", code: "", message: "")
@@ -474,8 +474,8 @@ struct ProtocolDocumentTests {
         }
 
         /// The `End` of call `id` as an answer.
-        func end(_ id: UInt64) throws -> Answer {
-            let end = try endFrame(id)
+        func end(_ id: UInt64) async throws -> Answer {
+            let end = try await endFrame(id)
             let code = end.status.map { "\(RPCError.Code(rawValue: $0.code.rawValue))" } ?? "OK"
             return Answer(frame: "End", code: code, message: end.status?.message ?? "")
         }

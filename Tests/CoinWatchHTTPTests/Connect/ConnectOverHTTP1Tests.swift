@@ -40,36 +40,25 @@ struct ConnectOverHTTP1Tests {
                + extra + "Content-Length: \(body.count)\r\n\r\n").utf8) + body
     }
 
-    /// A client handed to a thread of its own (it is used by one thread at a time).
-    final class Client: @unchecked Sendable {
-        let raw: RawClient
-        init(port: Int) throws { raw = try RawClient(port: port) }
-    }
-
-    /// Reads from `client` after `buffer` until `done` holds (or the peer closes, or a read times out), on a
-    /// thread of its own: blocking reads on the cooperative pool would hold back the tasks beside them.
-    static func read(_ client: Client, after buffer: [UInt8] = [], until done: @escaping @Sendable ([UInt8]) -> Bool) async throws
-        -> [UInt8]
-    {
-        try await onOwnThread {
-            var buffer = buffer
-            while !done(buffer) {
-                let more = client.raw.readSome()
-                if more.isEmpty { break }
-                buffer += more
-            }
-            return buffer
+    /// Reads from `client` after `buffer` until `done` holds (or the peer closes, or a read times out).
+    static func read(_ client: RawClient, after buffer: [UInt8] = [], until done: ([UInt8]) -> Bool) async -> [UInt8] {
+        var buffer = buffer
+        while !done(buffer) {
+            let more = await client.readSome()
+            if more.isEmpty { break }
+            buffer += more
         }
+        return buffer
     }
 
-    /// `count` complete responses, read on a thread of its own.
-    static func responses(_ count: Int, from client: Client, heads: Set<Int> = []) async throws -> [HTTPServerTests.Response] {
-        try await onOwnThread { HTTPServerTests.read(count, from: client.raw, heads: heads) }
+    /// `count` complete responses.
+    static func responses(_ count: Int, from client: RawClient, heads: Set<Int> = []) async -> [HTTPServerTests.Response] {
+        await HTTPServerTests.read(count, from: client, heads: heads)
     }
 
     /// Whether the server closed the connection (nothing more to read).
-    static func isClosed(_ client: Client) async throws -> Bool {
-        try await onOwnThread { client.raw.readSome().isEmpty }
+    static func isClosed(_ client: RawClient) async -> Bool {
+        await client.readSome().isEmpty
     }
 
     /// A chunked response at the start of `bytes`: its head, its decoded body, and how many bytes it took;
@@ -108,11 +97,11 @@ struct ConnectOverHTTP1Tests {
     func chunkedStreamThenPipelined() async throws {
         let terminations = Terminations()
         let running = try Running(methods: Self.methods(terminations))
-        let client = try Client(port: running.server.port)
-        client.raw.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC","ETH"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
+        let client = try RawClient(port: running.server.port)
+        client.send(Self.streamRequest(Self.envelope(#"{"symbols":["BTC","ETH"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
                     + Array(("POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
                              + "Content-Length: 2\r\n\r\n{}").utf8))
-        let buffer = try await Self.read(client) { bytes in
+        let buffer = await Self.read(client) { bytes in
             guard let stream = Self.chunked(bytes) else { return false }
             return String(decoding: bytes[stream.used...], as: UTF8.self).contains(#"{"status":"SERVING"}"#)
         }
@@ -136,14 +125,14 @@ struct ConnectOverHTTP1Tests {
         // The second request stays incomplete until this test has read the first stream's update: on a busy
         // machine that may take longer than the default request timeout (which counts from its first byte).
         let running = try Running(requestTimeout: .seconds(100), methods: Self.methods(terminations))
-        let client = try Client(port: running.server.port)
+        let client = try RawClient(port: running.server.port)
         let request = Self.streamRequest(Self.envelope(#"{"symbols":["BTC"]}"#), extra: "Connect-Timeout-Ms: 300\r\n")
         // The second request's head is the first one's (the parser recognises it whole); its body ends in a later
         // read, after the first request became a stream and the connection let its parse spares go.
-        client.raw.send(request + request.dropLast(3))
-        let started = try await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
-        client.raw.send(Array(request.suffix(3)))
-        let buffer = try await Self.read(client, after: started) { bytes in
+        client.send(request + request.dropLast(3))
+        let started = await Self.read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        client.send(Array(request.suffix(3)))
+        let buffer = await Self.read(client, after: started) { bytes in
             guard let first = Self.chunked(bytes) else { return false }
             return Self.chunked(Array(bytes[first.used...])) != nil
         }
@@ -161,11 +150,11 @@ struct ConnectOverHTTP1Tests {
     }
 
     /// A server with the stream method, and a client whose BTC stream has sent its first message (read so far).
-    static func runningStream(_ terminations: Terminations) async throws -> (Running, Client, [UInt8]) {
+    static func runningStream(_ terminations: Terminations) async throws -> (Running, RawClient, [UInt8]) {
         let running = try Running(methods: methods(terminations))
-        let client = try Client(port: running.server.port)
-        client.raw.send(streamRequest(envelope(#"{"symbols":["BTC"]}"#)))
-        let started = try await read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
+        let client = try RawClient(port: running.server.port)
+        client.send(streamRequest(envelope(#"{"symbols":["BTC"]}"#)))
+        let started = await read(client) { String(decoding: $0, as: UTF8.self).contains("BTC") }
         #expect(String(decoding: started, as: UTF8.self).contains("BTC"))
         return (running, client, started)
     }
@@ -174,7 +163,7 @@ struct ConnectOverHTTP1Tests {
     func disconnectCancels() async throws {
         let terminations = Terminations()
         let (running, client, _) = try await Self.runningStream(terminations)
-        client.raw.close()
+        client.close()
         #expect(await eventually { terminations.codes.withLock { $0 } == [.cancelled] })
         await running.server.shutdownNow()
     }
@@ -183,7 +172,7 @@ struct ConnectOverHTTP1Tests {
     func drainEndsStream() async throws {
         let (running, client, started) = try await Self.runningStream(Terminations())
         async let shutdown: Void = running.server.shutdownGracefully()
-        let buffer = try await Self.read(client, after: started) { Self.chunked($0) != nil }
+        let buffer = await Self.read(client, after: started) { Self.chunked($0) != nil }
         let stream = try #require(Self.chunked(buffer))
         #expect(Self.envelopes(stream.body).last?.1.contains(#""code":"unavailable""#) == true)
         #expect(try await Self.isClosed(client), "the connection closes after the stream's end")
@@ -195,13 +184,13 @@ struct ConnectOverHTTP1Tests {
         // The body is sent by this test after it reads the interim answer: on a busy machine that may take longer
         // than the default request timeout (which counts from the request's first byte).
         let running = try Running(requestTimeout: .seconds(100))
-        let client = try Client(port: running.server.port)
-        client.raw.send("POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        let client = try RawClient(port: running.server.port)
+        client.send("POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
                         + "Expect: 100-continue\r\nContent-Length: 2\r\n\r\n")
-        let interim = try await Self.read(client) { String(decoding: $0, as: UTF8.self).hasSuffix("\r\n\r\n") }
+        let interim = await Self.read(client) { String(decoding: $0, as: UTF8.self).hasSuffix("\r\n\r\n") }
         #expect(String(decoding: interim, as: UTF8.self) == "HTTP/1.1 100 Continue\r\n\r\n")
-        client.raw.send("{}")
-        let answer = try await Self.responses(1, from: client)
+        client.send("{}")
+        let answer = await Self.responses(1, from: client)
         #expect(answer.map(\.status) == [200])
         #expect(answer.first?.body == #"{"status":"SERVING"}"#)
         await running.server.shutdownNow()
@@ -210,14 +199,14 @@ struct ConnectOverHTTP1Tests {
     @Test("requests on one connection whose heads differ only a little are each answered as their own head asks")
     func headsThatDiffer() async throws {
         let running = try Running()
-        let client = try Client(port: running.server.port)
+        let client = try RawClient(port: running.server.port)
         let head = "POST /coinwatch.v1.Health/Check HTTP/1.1\r\nHost: t\r\n"
-        client.raw.send(head + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        client.send(head + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                         + head + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                         + head + "Content-Type: application/proto\r\nContent-Length: 0\r\n\r\n"
                         + head + "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{not json}"
                         + head + "Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
-        let responses = try await Self.responses(5, from: client)
+        let responses = await Self.responses(5, from: client)
         #expect(responses.map(\.status) == [200, 200, 200, 400, 200])
         #expect(responses.map { $0.headers["content-type"] }
                 == ["application/json", "application/json", "application/proto", "application/json", "application/json"])
@@ -231,13 +220,13 @@ struct ConnectOverHTTP1Tests {
     @Test("CORS: an allowed origin's preflight and calls carry its allowance; another origin gets none")
     func cors() async throws {
         let running = try Running(corsOrigins: ["https://allowed.example"])
-        let client = try Client(port: running.server.port)
+        let client = try RawClient(port: running.server.port)
         let path = "/coinwatch.v1.Health/Check"
-        client.raw.send("OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
+        client.send("OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
                     + "OPTIONS \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://other.example\r\nAccess-Control-Request-Method: POST\r\n\r\n"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://allowed.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nOrigin: https://other.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
-        let responses = try await Self.responses(4, from: client)
+        let responses = await Self.responses(4, from: client)
         #expect(responses.map(\.status) == [204, 403, 200, 200])
         #expect(responses[0].headers["access-control-allow-origin"] == "https://allowed.example")
         #expect(responses[0].headers["access-control-allow-methods"] == "POST, GET")
@@ -250,16 +239,16 @@ struct ConnectOverHTTP1Tests {
     @Test("the dashboard is served at / with its ETag; HEAD and a matching If-None-Match carry no body")
     func dashboard() async throws {
         let running = try Running()
-        let client = try Client(port: running.server.port)
-        client.raw.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let client = try RawClient(port: running.server.port)
+        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         let page = try #require(try await Self.responses(1, from: client).first)
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
         #expect(page.headers["content-security-policy"] != nil)
         let etag = try #require(page.headers["etag"])
-        client.raw.send("GET /index.html HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(etag)\r\n\r\nHEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
+        client.send("GET /index.html HTTP/1.1\r\nHost: t\r\nIf-None-Match: \(etag)\r\n\r\nHEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
                     + "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-        let more = try await Self.responses(3, from: client, heads: [0, 1])
+        let more = await Self.responses(3, from: client, heads: [0, 1])
         #expect(more.map(\.status) == [304, 200, 405])
         #expect(more[1].headers["content-length"] == String(page.body.utf8.count))
         await running.server.shutdownNow()

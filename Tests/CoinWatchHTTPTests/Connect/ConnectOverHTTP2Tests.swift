@@ -38,10 +38,10 @@ struct ConnectOverHTTP2Tests {
     }
 
     /// A server with the stream method, and an HTTP/2 client that has sent the preface, SETTINGS and `requests`.
-    static func connected(_ terminations: HTTP1.Terminations, sending requests: [UInt8]) throws -> (HTTP1.Running, HTTP1.Client) {
+    static func connected(_ terminations: HTTP1.Terminations, sending requests: [UInt8]) throws -> (HTTP1.Running, RawClient) {
         let running = try HTTP1.Running(methods: HTTP1.methods(terminations))
-        let client = try HTTP1.Client(port: running.server.port)
-        client.raw.send(Frames.preface + Frames.settings([]) + requests)
+        let client = try RawClient(port: running.server.port)
+        client.send(Frames.preface + Frames.settings([]) + requests)
         return (running, client)
     }
 
@@ -54,7 +54,7 @@ struct ConnectOverHTTP2Tests {
                                extra: [("x-note", String(repeating: "n", count: 300))])
                 + Self.post(3, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
                             HTTP1.envelope(#"{"symbols":["BTC"]}"#), extra: [("connect-timeout-ms", "200")]))
-        let bytes = try await HTTP1.read(client) { bytes in
+        let bytes = await HTTP1.read(client) { bytes in
             Self.body(of: 1, in: bytes).ended && Self.body(of: 3, in: bytes).ended
         }
         let unary = Self.body(of: 1, in: bytes)
@@ -75,9 +75,9 @@ struct ConnectOverHTTP2Tests {
             terminations,
             sending: Self.post(1, "/coinwatch.v1.CoinWatch/StreamPrices", "application/connect+json",
                                HTTP1.envelope(#"{"symbols":["BTC"]}"#)))
-        let bytes = try await HTTP1.read(client) { !HTTP1.envelopes(Self.body(of: 1, in: $0).body).isEmpty }
+        let bytes = await HTTP1.read(client) { !HTTP1.envelopes(Self.body(of: 1, in: $0).body).isEmpty }
         #expect(HTTP1.envelopes(Self.body(of: 1, in: bytes).body).first?.1.contains("BTC") == true)
-        client.raw.send(Frames.frame(Frames.FrameType.rstStream, flags: 0, stream: 1, [0, 0, 0, 8]))  // CANCEL
+        client.send(Frames.frame(Frames.FrameType.rstStream, flags: 0, stream: 1, [0, 0, 0, 8]))  // CANCEL
         #expect(await eventually { terminations.codes.withLock { $0 } == [.cancelled] })
         await running.server.shutdownNow()
     }

@@ -50,7 +50,7 @@ struct HTTPServerTests {
     }
 
     /// Reads `count` responses (to HEAD requests at the indices in `heads`, which carry no body).
-    static func read(_ count: Int, from client: RawClient, heads: Set<Int> = []) -> [Response] {
+    static func read(_ count: Int, from client: RawClient, heads: Set<Int> = []) async -> [Response] {
         var buffer: [UInt8] = []
         var responses: [Response] = []
         while responses.count < count {
@@ -70,7 +70,7 @@ struct HTTPServerTests {
                     continue
                 }
             }
-            let more = client.readSome()
+            let more = await client.readSome()
             if more.isEmpty { break }
             buffer += more
         }
@@ -86,12 +86,10 @@ struct HTTPServerTests {
         do {
             let running = try Running()
             let port = running.server.port
-            let answer = try await onOwnThread { () throws -> String in
-                let client = try RawClient(port: port)
-                defer { client.close() }
-                client.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-                return String(decoding: client.readToEnd(), as: UTF8.self)
-            }
+            let client = try RawClient(port: port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            let answer = String(decoding: await client.readToEnd(), as: UTF8.self)
+            client.close()
             #expect(answer.hasPrefix("HTTP/1.1 200"))
             await running.server.shutdownGracefully()
             server = running.server
@@ -109,20 +107,20 @@ struct HTTPServerTests {
         let client = try RawClient(port: running.server.port)
         client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\nGET /nope HTTP/1.1\r\nHost: t\r\n\r\n"
                     + "HEAD /metrics HTTP/1.1\r\nHost: t\r\n\r\nPOST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-        let responses = Self.read(4, from: client, heads: [2])
+        let responses = await Self.read(4, from: client, heads: [2])
         #expect(responses.map(\.status) == [200, 404, 200, 405])
         #expect(responses[0].body == "ok\n")
         #expect(responses[2].headers["content-type"] == PrometheusText.contentType)
         #expect(responses[3].headers["allow"] == "GET, HEAD")
         // Still open: one more request on the same connection.
         client.send("GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(Self.read(1, from: client).map(\.status) == [200])
+        #expect(await Self.read(1, from: client).map(\.status) == [200])
         running.serving.value.store(false, ordering: .relaxed)
         client.send("GET /readyz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        let closing = Self.read(1, from: client)
+        let closing = await Self.read(1, from: client)
         #expect(closing.map(\.status) == [503])
         #expect(closing.first?.headers["connection"] == "close")
-        #expect(client.readSome().isEmpty)
+        #expect(await client.readSome().isEmpty)
         await running.server.shutdownNow()
     }
 
@@ -149,17 +147,17 @@ struct HTTPServerTests {
         let running = try Running { $0.admission = admission }
         let first = try RawClient(port: running.server.port)
         first.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(Self.read(1, from: first).map(\.status) == [200])
+        #expect(await Self.read(1, from: first).map(\.status) == [200])
         // Handed to HTTP and still open: the peer's one place is taken.
         #expect(admission.open.load(ordering: .relaxed) == 1)
         // A second connection from the peer is refused, in HTTP: 503 with the admission's reason.
         let second = try RawClient(port: running.server.port)
         second.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        let refused = Self.read(1, from: second)
+        let refused = await Self.read(1, from: second)
         #expect(refused.map(\.status) == [503])
         #expect(refused.first?.body.hasPrefix("too many connections from 127.0.0.1:") == true)
         #expect(refused.first?.headers["connection"] == "close" && refused.first?.headers["retry-after"] == "1")
-        #expect(second.readSome().isEmpty, "and the connection closes")
+        #expect(await second.readSome().isEmpty, "and the connection closes")
         second.close()
         // Over HTTP/2 (a gRPC client's prior knowledge), the refusal is the server's SETTINGS and a GOAWAY that
         // processed no stream, ENHANCE_YOUR_CALM, with the reason as its debug data.
@@ -167,7 +165,7 @@ struct HTTPServerTests {
         overHTTP2.send(HTTP2RawFrames.preface + HTTP2RawFrames.settings([]))
         var splitter = HTTP2FrameSplitter(maxFrameBytes: 1 << 14)
         var frames: [(type: UInt8, payload: [UInt8])] = []
-        overHTTP2.readToEnd().withUnsafeBytes { bytes in
+        await overHTTP2.readToEnd().withUnsafeBytes { bytes in
             try? splitter.feed(bytes) { header, payload in frames.append((header.type, Array(payload))) }
         }
         #expect(frames.map(\.type) == [HTTP2RawFrames.FrameType.settings, HTTP2RawFrames.FrameType.goAway])
@@ -177,7 +175,7 @@ struct HTTPServerTests {
         overHTTP2.close()
         // A client that sends nothing gets the native refusal once the wait is over, and the connection closes.
         let silent = try RawClient(port: running.server.port)
-        let native = silent.readToEnd()
+        let native = await silent.readToEnd()
         #expect(native.count > 4)
         let frame = try? V1.Frame(serializedBytes: Array(native.dropFirst(4)), maxBytes: 1 << 16)
         guard case .error(let error)? = frame?.kind else {
@@ -189,7 +187,7 @@ struct HTTPServerTests {
         // A native client whose first frame is not even a Frame is told the refusal, not what is wrong with it.
         let garbled = try RawClient(port: running.server.port)
         garbled.send([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
-        let answer = garbled.readToEnd()
+        let answer = await garbled.readToEnd()
         let refusal = try? V1.Frame(serializedBytes: Array(answer.dropFirst(4)), maxBytes: 1 << 16)
         guard case .error(let refused)? = refusal?.kind else {
             Issue.record("expected a ConnectionError frame, got \(answer)")
@@ -201,7 +199,7 @@ struct HTTPServerTests {
         #expect(await eventually { admission.open.load(ordering: .relaxed) == 0 })
         let third = try RawClient(port: running.server.port)
         third.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(Self.read(1, from: third).map(\.status) == [200])
+        #expect(await Self.read(1, from: third).map(\.status) == [200])
         third.close()
         await running.server.shutdownNow()
     }
@@ -215,7 +213,7 @@ struct HTTPServerTests {
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                     + "POST \(path) HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n"
                     + "PUT \(path) HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-        let responses = Self.read(4, from: client)
+        let responses = await Self.read(4, from: client)
         #expect(responses.map(\.status) == [415, 200, 415, 405])
         #expect(responses[0].body.contains("gRPC needs HTTP/2"))
         #expect(responses[0].headers["accept-post"]?.contains("application/json") == true)
@@ -230,15 +228,15 @@ struct HTTPServerTests {
         let running = try Running(requestTimeout: .milliseconds(300))
         let bad = try RawClient(port: running.server.port)
         bad.send("GET / HTTP/1.1\r\nHost : t\r\n\r\n")
-        let refused = Self.read(1, from: bad)
+        let refused = await Self.read(1, from: bad)
         #expect(refused.map(\.status) == [400])
         #expect(refused.first?.body.contains("whitespace before") == true)
-        #expect(bad.readSome().isEmpty)
+        #expect(await bad.readSome().isEmpty)
         let slow = try RawClient(port: running.server.port)
         slow.send("GET /healthz HTTP/1.1\r\nHo")
-        let timedOut = Self.read(1, from: slow)
+        let timedOut = await Self.read(1, from: slow)
         #expect(timedOut.map(\.status) == [408])
-        #expect(slow.readSome().isEmpty)
+        #expect(await slow.readSome().isEmpty)
         await running.server.shutdownNow()
     }
 
@@ -254,13 +252,13 @@ struct HTTPServerTests {
             client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
             longestGap = max(longestGap, ContinuousClock.now - lastSend)
             lastSend = ContinuousClock.now
-            guard Self.read(1, from: client).map(\.status) == [200] else { break }
+            guard await Self.read(1, from: client).map(\.status) == [200] else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         // Requests every 50 ms for three idle timeouts were all answered, unless the machine held one gap between
         // them past the timeout (then closing was right).
         #expect(ContinuousClock.now - start >= idle * 3 || longestGap >= idle)
-        #expect(client.readSome().isEmpty)
+        #expect(await client.readSome().isEmpty)
         await running.server.shutdownNow()
     }
 
@@ -273,7 +271,7 @@ struct HTTPServerTests {
         #expect(answer.status == .serving)
         let client = try RawClient(port: running.server.port)
         client.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
-        let metrics = Self.read(1, from: client).first?.body ?? ""
+        let metrics = await Self.read(1, from: client).first?.body ?? ""
         #expect(metrics.contains("coinwatch_connections_open{transport=\"native\"} 1\n"))
         #expect(metrics.contains("coinwatch_connections_open{transport=\"http1\"} 1\n"))
         #expect(metrics.contains("coinwatch_connections_open{transport=\"http2\"} 0\n"))

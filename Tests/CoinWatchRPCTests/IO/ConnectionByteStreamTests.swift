@@ -82,7 +82,7 @@ struct ConnectionByteStreamTests {
         client.send(Array(request[2...]))
         var echoed: [UInt8] = []
         while echoed.count < request.count {
-            let chunk = client.readSome()
+            let chunk = await client.readSome()
             if chunk.isEmpty { break }
             echoed += chunk
         }
@@ -101,7 +101,7 @@ struct ConnectionByteStreamTests {
         let hello: [UInt8] = [0x16, 0x03, 0x01, 0x00, 0xC8, 0x01, 0x00, 0x00, 0xC4, 0x03, 0x03]
         let client = try RawClient(port: sniffer.server.port)
         client.send(hello)
-        #expect(client.readSome() == hello)
+        #expect(await client.readSome() == hello)
         #expect(sniffer.errors.value == [.tlsHandshake])
         client.close()
         await sniffer.server.shutdown()
@@ -116,7 +116,7 @@ struct ConnectionByteStreamTests {
             + FrameEncoder.header(bodyLength: 6) + Array("switch".utf8) + tail)
         var echoed: [UInt8] = []
         while echoed.count < tail.count {
-            let chunk = client.readSome()
+            let chunk = await client.readSome()
             if chunk.isEmpty { break }
             echoed += chunk
         }

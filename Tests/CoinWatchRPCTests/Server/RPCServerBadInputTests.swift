@@ -9,10 +9,10 @@ import Testing
 @Suite("RPC bad input")
 struct RPCServerBadInputTests {
     /// Sends `bytes` on a raw socket and returns the frames the server sent before closing.
-    static func exchange(_ port: Int, _ bytes: [UInt8]) throws -> [V1.Frame] {
+    static func exchange(_ port: Int, _ bytes: [UInt8]) async throws -> [V1.Frame] {
         let raw = try RawClient(port: port)
         raw.send(bytes)
-        return RawFrames.decode(raw.readToEnd())
+        return RawFrames.decode(await raw.readToEnd())
     }
 
     static func expectStillServing(_ running: RunningServer) async throws {
@@ -38,7 +38,7 @@ struct RPCServerBadInputTests {
              "unsupported protocol version 7; this server speaks 1"),
         ]
         for (name, bytes, code, text) in cases {
-            let frames = try Self.exchange(running.port, bytes)
+            let frames = try await Self.exchange(running.port, bytes)
             let error = try #require(frames.last?.connectionError, "\(name): no ConnectionError in \(frames)")
             #expect(error.code == code.wire, "\(name)")
             #expect(error.message.contains(text), "\(name): \(error.message)")
@@ -52,7 +52,7 @@ struct RPCServerBadInputTests {
         let running = try RunningServer()
         let raw = try RawClient(port: running.port)
         raw.send(Array(request.utf8))
-        let reply = String(decoding: raw.readToEnd(), as: UTF8.self)
+        let reply = String(decoding: await raw.readToEnd(), as: UTF8.self)
         #expect(reply == "coinwatchd speaks the CoinWatch protocol (length-prefixed protobuf frames), not HTTP; see docs/PROTOCOL.md\n")
         await running.server.shutdownNow()
     }
@@ -69,7 +69,7 @@ struct RPCServerBadInputTests {
         var received: [V1.Frame] = []
         var buffer: [UInt8] = []
         while received.compactMap(\.end).count < 2 {
-            let chunk = zero.readSome()
+            let chunk = await zero.readSome()
             guard !chunk.isEmpty else { break }
             buffer += chunk
             received = RawFrames.decode(buffer)
@@ -85,7 +85,7 @@ struct RPCServerBadInputTests {
         reused.send(RawFrames.hello
             + RawFrames.frame(.call(V1.Call(callID: 7, method: "coinwatch.v1.CoinWatch/GetSettings", payload: slow)))
             + RawFrames.frame(.call(V1.Call(callID: 7, method: "coinwatch.v1.Health/Check", payload: health))))
-        let frames = RawFrames.decode(reused.readToEnd())
+        let frames = RawFrames.decode(await reused.readToEnd())
         #expect(frames.compactMap(\.end).isEmpty, "no End for either call 7: \(frames)")
         let error = try #require(frames.last?.connectionError)
         #expect(error.code == .invalidArgument)
@@ -109,7 +109,7 @@ struct RPCServerBadInputTests {
         var bytes: [UInt8] = []
         var frames: [V1.Frame] = []
         while frames.compactMap(\.end).count < 2 {
-            let chunk = raw.readSome()
+            let chunk = await raw.readSome()
             #expect(!chunk.isEmpty, "the server closed or fell silent")
             if chunk.isEmpty { break }
             bytes += chunk
@@ -142,7 +142,7 @@ struct RPCServerBadInputTests {
         var frames: [V1.Frame] = []
         var buffer: [UInt8] = []
         while frames.compactMap(\.end).isEmpty {
-            let chunk = raw.readSome()
+            let chunk = await raw.readSome()
             guard !chunk.isEmpty else { break }
             buffer += chunk
             frames = RawFrames.decode(buffer)
@@ -159,7 +159,7 @@ struct RPCServerBadInputTests {
         let raw = try RawClient(port: running.port)
         raw.send(RawFrames.hello + RawFrames.frame(.ping(V1.Ping(payload: full)))
             + RawFrames.frame(.ping(V1.Ping(payload: full + [9]))))
-        let frames = RawFrames.decode(raw.readToEnd())
+        let frames = RawFrames.decode(await raw.readToEnd())
         let pongs = frames.compactMap { frame -> V1.Pong? in if case .pong(let pong) = frame.kind { return pong } else { return nil } }
         #expect(pongs.map(\.payload) == [full])
         #expect(frames.last?.connectionError?.message == "Ping payload of 65 bytes exceeds the limit of 64 bytes")
@@ -173,7 +173,7 @@ struct RPCServerBadInputTests {
         let running = try RunningServer { $0.handshakeTimeout = .seconds(5) }
         let group = try EventLoopGroup(threads: 1)
         let client = try await running.connect(group: group)
-        let frames = try Self.exchange(running.port, Array(RawFrames.hello.prefix(5)))
+        let frames = try await Self.exchange(running.port, Array(RawFrames.hello.prefix(5)))
         let error = try #require(frames.last?.connectionError)
         #expect(error.code == .deadlineExceeded)
         #expect(try await client.unary(V1.Health.check, V1.HealthCheckRequest()).status == .serving)
@@ -193,7 +193,7 @@ struct RPCServerBadInputTests {
         var bytes = RawFrames.hello
         for index in 0..<50 { bytes += RawFrames.frame(.ping(V1.Ping(payload: [UInt8(index)]))) }
         raw.send(bytes)
-        let frames = RawFrames.decode(raw.readToEnd())
+        let frames = RawFrames.decode(await raw.readToEnd())
         let pongs = frames.filter { if case .pong = $0.kind { return true } else { return false } }
         #expect(pongs.count == 5)
         guard case .goAway(let goAway) = frames.last?.kind else {
@@ -209,7 +209,7 @@ struct RPCServerBadInputTests {
     @Test("a connection silent past the idle timeout gets GoAway and is closed")
     func idle() async throws {
         let running = try RunningServer { $0.idleTimeout = .milliseconds(300) }
-        let frames = try Self.exchange(running.port, RawFrames.hello)
+        let frames = try await Self.exchange(running.port, RawFrames.hello)
         guard case .goAway(let goAway) = frames.last?.kind else {
             Issue.record("expected GoAway, got \(frames)")
             return
@@ -227,7 +227,7 @@ struct RPCServerBadInputTests {
         first.send(RawFrames.hello)
         second.send(RawFrames.hello)
         #expect(await eventually { running.server.stats.openConnections == 2 })
-        let frames = try Self.exchange(running.port, RawFrames.hello)
+        let frames = try await Self.exchange(running.port, RawFrames.hello)
         #expect(frames.last?.connectionError?.code == .resourceExhausted)
         first.close()
         second.close()

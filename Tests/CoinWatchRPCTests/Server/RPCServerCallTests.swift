@@ -159,7 +159,7 @@ struct RPCServerCallTests {
         raw.send(RawFrames.hello
             + RawFrames.frame(.call(V1.Call(callID: 1, method: "coinwatch.v1.CoinWatch/GetSettings", timeoutMs: 150,
                                             payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()))))
-        let end = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
+        let end = await RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
         #expect(end?.callID == 1)
         #expect(end?.status?.code == RPCError.Code.deadlineExceeded.wire)
         #expect(end?.status?.message == "deadline of 150 ms exceeded")
@@ -167,7 +167,7 @@ struct RPCServerCallTests {
         // The connection keeps serving.
         raw.send(RawFrames.frame(.call(V1.Call(callID: 3, method: "coinwatch.v1.Health/Check",
                                                payload: V1.HealthCheckRequest().serializedBytes()))))
-        let health = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
+        let health = await RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
         #expect(health?.callID == 3)
         #expect((health?.status?.code ?? .ok) == .ok)
         raw.close()
@@ -263,14 +263,14 @@ struct RPCServerCallTests {
         raw.send(RawFrames.hello + (1...3).flatMap {
             RawFrames.frame(.call(V1.Call(callID: $0, method: "coinwatch.v1.CoinWatch/GetSettings", payload: slow)))
         })
-        let refused = RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
+        let refused = await RawFrames.readEnds(from: raw) { !$0.isEmpty }.first
         #expect(refused?.callID == 3)
         #expect(refused?.status?.code == RPCError.Code.resourceExhausted.wire)
         #expect(refused?.status?.message == "more than 2 calls in flight on this connection")
         raw.send(RawFrames.frame(.cancel(V1.Cancel(callID: 1)))
             + RawFrames.frame(.call(V1.Call(callID: 4, method: "coinwatch.v1.Health/Check",
                                             payload: V1.HealthCheckRequest().serializedBytes()))))
-        let after = RawFrames.readEnds(from: raw) { $0.contains { $0.callID == 4 } }
+        let after = await RawFrames.readEnds(from: raw) { $0.contains { $0.callID == 4 } }
         #expect(after.first { $0.callID == 4 }.map { ($0.status?.code ?? .ok) == .ok } == true)
         raw.close()
         await running.server.shutdownNow()

@@ -115,11 +115,13 @@ struct RPCServerLifecycleTests {
         let running = try RunningServer {
             $0.highWatermark = 256 << 10
             $0.lowWatermark = 64 << 10
+            // This reader is slow only when the machine is busy: the slow-consumer policy must not cut it off.
+            $0.slowConsumerTimeout = .seconds(600)
         }
         let raw = try RawClient(port: running.port)
         raw.send(RawFrames.hello + RawFrames.getPrices(1...100, symbols: ["big"]))
         // Read everything: every call is answered, in the order sent, once the reader keeps up.
-        let ids = RawFrames.readEnds(from: raw) { $0.count == 100 }.map(\.callID)
+        let ids = await RawFrames.readEnds(from: raw) { $0.count == 100 }.map(\.callID)
         #expect(ids == Array(1...100))
         raw.close()
         await running.server.shutdownNow()
@@ -141,7 +143,7 @@ struct RPCServerLifecycleTests {
         #expect(await eventually { running.service.streamsEnded.load(ordering: .relaxed) == 1 })
         #expect(running.server.stats.openConnections == 1)
         running.service.gate.open()
-        let ends = RawFrames.decode(raw.readToEnd(limit: 16 << 20)).compactMap(\.end)
+        let ends = RawFrames.decode(await raw.readToEnd(limit: 16 << 20)).compactMap(\.end)
         #expect(ends.map(\.callID).sorted() == [1, 3])
         let unary = ends.first { $0.callID == 1 }
         #expect((unary?.status?.code ?? .ok) == .ok, "\(String(describing: unary))")
@@ -163,7 +165,7 @@ struct RPCServerLifecycleTests {
             + RawFrames.frame(.cancel(V1.Cancel(callID: 1))))
         #expect(await eventually { running.server.stats.startedCalls == 2 && running.server.stats.liveCalls == 1 })
         running.service.gate.open()
-        let ends = RawFrames.readEnds(from: raw) { $0.count == 2 }
+        let ends = await RawFrames.readEnds(from: raw) { $0.count == 2 }
         #expect(ends.first { $0.callID == 1 }?.status?.code == RPCError.Code.cancelled.wire)
         #expect((ends.first { $0.callID == 3 }?.status?.code ?? .ok) == .ok)
         #expect(await eventually { running.service.answersNotSent.load(ordering: .relaxed) == 1 })
@@ -238,7 +240,7 @@ struct RPCServerLifecycleTests {
                                             payload: V1.GetSettingsRequest(deviceID: "slow").serializedBytes()))))
         #expect(await eventually { running.server.stats.startedCalls == 1 })
         raw.shutdownWrite()
-        let ends = RawFrames.decode(raw.readToEnd()).compactMap(\.end)
+        let ends = RawFrames.decode(await raw.readToEnd()).compactMap(\.end)
         #expect(ends.count == 1)
         #expect(ends.first?.status?.code == RPCError.Code.unavailable.wire)
         #expect(ends.first?.status?.message == "the client closed its side before the call finished")

@@ -174,12 +174,12 @@ enum RawFrames {
 
     /// The `End` frames `raw` reads until `done` holds for them, or the server closes or falls silent: the frames
     /// are decoded as they complete, so a long stream costs one pass.
-    static func readEnds(from raw: RawClient, until done: ([V1.End]) -> Bool) -> [V1.End] {
+    static func readEnds(from raw: RawClient, until done: ([V1.End]) -> Bool) async -> [V1.End] {
         var ends: [V1.End] = []
         var buffer: [UInt8] = []
         var offset = 0
         while !done(ends) {
-            let chunk = raw.readSome()
+            let chunk = await raw.readSome()
             if chunk.isEmpty { break }
             buffer += chunk
             while buffer.count - offset >= 4 {
