@@ -8,8 +8,8 @@ struct CrossImplementationTests {
         "protoc's encoding decodes to the expected value, and protoc reads Swift's encoding",
         arguments: crossFixtures
     )
-    func fixture(_ fixture: CrossFixture) throws {
-        try check(fixture.expected, text: fixture.text, bytesMatch: !fixture.hasEmptyMapString)
+    func fixture(_ fixture: CrossFixture) async throws {
+        try await check(fixture.expected, text: fixture.text, bytesMatch: !fixture.hasEmptyMapString)
     }
 
     @Test("every message type of the schema has at least one fixture")
@@ -22,13 +22,13 @@ struct CrossImplementationTests {
         )
     }
 
-    private func check<M: WireMessage>(_ expected: M, text: String, bytesMatch: Bool) throws {
-        let protocBytes = try Protoc.encode(M.protoName, text: text)
+    private func check<M: WireMessage>(_ expected: M, text: String, bytesMatch: Bool) async throws {
+        let protocBytes = try await Protoc.encode(M.protoName, text: text)
         #expect(try M(serializedBytes: protocBytes) == expected)
 
         let swiftBytes = expected.serializedBytes()
-        let swiftText = try Protoc.decode(M.protoName, bytes: swiftBytes)
-        let protocText = try Protoc.decode(M.protoName, bytes: protocBytes)
+        let swiftText = try await Protoc.decode(M.protoName, bytes: swiftBytes)
+        let protocText = try await Protoc.decode(M.protoName, bytes: protocBytes)
         #expect(swiftText == protocText)
         if bytesMatch {
             #expect(swiftBytes == protocBytes, "both sides encode deterministically in field and key order")
@@ -38,16 +38,16 @@ struct CrossImplementationTests {
     }
 
     @Test("random filled instances survive protoc --decode and --encode", arguments: MessageType.all)
-    func randomInstances(_ messageType: MessageType) throws {
-        try randomInstances(messageType.type, seed: messageType.seed)
+    func randomInstances(_ messageType: MessageType) async throws {
+        try await randomInstances(messageType.type, seed: messageType.seed)
     }
 
-    private func randomInstances<M: RandomMessage>(_ type: M.Type, seed: UInt64) throws {
+    private func randomInstances<M: RandomMessage>(_ type: M.Type, seed: UInt64) async throws {
         var g = RandomValues(seed: seed ^ 0xC0FFEE)
         for value in M.filledSamples(using: &g) + [M.random(using: &g, filled: false, depth: 0)] {
             let bytes = value.serializedBytes()
-            let text = try Protoc.decode(M.protoName, bytes: bytes)
-            let reencoded = try Protoc.encode(M.protoName, text: text)
+            let text = try await Protoc.decode(M.protoName, bytes: bytes)
+            let reencoded = try await Protoc.encode(M.protoName, text: text)
             #expect(try M(serializedBytes: reencoded) == value, "via text:\n\(text)")
         }
     }

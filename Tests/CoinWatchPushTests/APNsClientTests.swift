@@ -54,7 +54,7 @@ struct APNsClientTests {
 
     @Test func everyNotificationIsAnsweredOnceWithItsOutcome() async throws {
         let mock = try await MockAPNs.start(maxStreams: 20)
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         var requests = (0..<200).map { Self.request($0) }
@@ -91,7 +91,7 @@ struct APNsClientTests {
 
     @Test func anExpiredNotificationIsNotSent() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         var stale = Self.request(1)
@@ -104,7 +104,7 @@ struct APNsClientTests {
 
     @Test func aPayloadOverAPNsLimitIsRefusedUnsent() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         var large = Self.request(1)
@@ -124,7 +124,7 @@ struct APNsClientTests {
 
     @Test func aDroppedConnectionFailsWhatWasOnItAndTheNextSendsReconnect() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         try await mock.command("drop-after 30")
@@ -147,7 +147,7 @@ struct APNsClientTests {
 
     @Test func aTwoHundredFollowedByADeadConnectionIsDelivered() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         // The 200 arrives, its stream never ends, the connection closes: libcurl fails the transfer.
@@ -167,7 +167,7 @@ struct APNsClientTests {
 
     @Test func aFreshConnectionCarriesOneNotificationUntilItAnswers() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         defer { client.close() }
         try await mock.command("hold")
@@ -184,7 +184,7 @@ struct APNsClientTests {
 
     @Test func closingWithNotificationsInFlightAnswersNothingMore() async throws {
         let mock = try await MockAPNs.start()
-        defer { mock.stop() }
+        defer { mock.stopInBackground() }
         let (client, answers) = try startedClient(mock)
         // A first answer opens the connection to all the streams it allows.
         client.send([Self.request(100)])

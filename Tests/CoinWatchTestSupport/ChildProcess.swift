@@ -132,6 +132,12 @@ public final class ChildProcess: Sendable {
         return exitStatus
     }
 
+    /// `wait(timeout:)` for async code: the same wait, on a thread of its own, so that it holds none of the task
+    /// pool's few threads.
+    public func wait(timeout: Duration) async -> Int32? {
+        (try? await onOwnThread { self.wait(timeout: timeout) }) ?? nil
+    }
+
     /// Reads `fd` to end of file on a thread of its own, appending to `stream`, then closes it.
     private func drain(_ fd: Int32, into stream: any WritableKeyPath<Captured, [UInt8]> & Sendable) {
         let output = self.output

@@ -92,11 +92,18 @@ public final class MockAPNs: Sendable {
     }
 
     deinit {
-        stop()
+        stopAndReap()
     }
 
-    /// Stops the mock (end of file on its stdin, SIGKILL if that does not do it).
-    public func stop() {
+    /// Stops the mock, for a `defer`: end of file on its stdin now, and a thread of its own waits for the exit (SIGKILL
+    /// if that does not do it), so the test's thread goes back to the task pool at once.
+    public func stopInBackground() {
+        process.closeInput()
+        Thread { self.stopAndReap() }.start()
+    }
+
+    /// End of file on the mock's stdin, then waits (blocking) for its exit; SIGKILL if that does not do it.
+    private func stopAndReap() {
         process.closeInput()
         if process.wait(timeout: .seconds(10)) == nil {
             process.signal(SIGKILL)

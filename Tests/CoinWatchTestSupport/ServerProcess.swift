@@ -133,7 +133,7 @@ public final class ServerProcess: Sendable {
         }
         // Not listening in time: take it down (reaped by stop) and say what it logged.
         let failed = ServerProcess(port: port, dataDirectory: data, logPath: logPath, pid: pid)
-        failed.stop()
+        await failed.stop()
         throw ServerProcessError(message: "coinwatchd did not report listening within \(startTimeout):\n\(failed.log)")
     }
 
@@ -145,7 +145,7 @@ public final class ServerProcess: Sendable {
     }
 
     deinit {
-        stop()
+        stopAndReap()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 
@@ -213,8 +213,22 @@ public final class ServerProcess: Sendable {
         if let current = pid.withLock({ $0 }) { kill(current, SIGTERM) }
     }
 
-    /// Stops the server with SIGTERM (SIGKILL if it has not exited within `stopTimeout`) and reaps it.
-    public func stop() {
+    /// Stops the server with SIGTERM (SIGKILL if it has not exited within `stopTimeout`) and reaps it. The wait runs
+    /// on a thread of its own: a graceful shutdown takes a while on a busy machine, and a test waiting on one of the
+    /// task pool's few threads would hold back every test beside it.
+    public func stop() async {
+        _ = try? await onOwnThread { self.stopAndReap() }
+    }
+
+    /// `stop()` for a `defer`, where a test cannot wait: sends SIGTERM now and leaves the wait for the exit (and the
+    /// SIGKILL after `stopTimeout`) to a thread of its own.
+    public func stopInBackground() {
+        guard pid.withLock({ $0 }) != nil else { return }
+        Thread { self.stopAndReap() }.start()
+    }
+
+    /// SIGTERM, then waits (blocking) for the exit, with SIGKILL after `stopTimeout`, and reaps the process.
+    private func stopAndReap() {
         guard let current = pid.withLock({ $0 }) else { return }
         kill(current, SIGTERM)
         let deadline = ContinuousClock.now + Self.stopTimeout
@@ -267,7 +281,7 @@ public final class ServerProcess: Sendable {
 
     /// Stops this server and starts a new one on the same port with the same data.
     public func restart() async throws -> ServerProcess {
-        stop()
+        await stop()
         return try await Self.start(port: port, dataDirectory: dataDirectory)
     }
 

@@ -20,7 +20,7 @@ struct AlertHysteresisTests {
     /// Alerts fired by BTC going 90, 101, 95, 101, 89, 101 against `above 100`, each tick evaluated before the next.
     static func fired(hysteresis: [String]) async throws -> Int? {
         let server = try await ServerProcess.start(arguments: hysteresis)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
         _ = try await client.setRule(device: "phone-1", symbol: "BTC", below: nil, above: ExactDecimal(100))

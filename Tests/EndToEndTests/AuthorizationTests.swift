@@ -78,7 +78,7 @@ struct AuthorizationTests {
         }
 
         func stop() {
-            server.stop()
+            server.stopInBackground()
             group.syncShutdownGracefully()
         }
     }
@@ -274,7 +274,7 @@ struct AuthorizationTests {
         fixture.server.crash()
         let restarted = try await ServerProcess.start(
             dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
-        defer { restarted.stop() }
+        defer { restarted.stopInBackground() }
         var options = RPCClientConnection.Options()
         options.authToken = fixture.phone1
         let phone = try await RPCClientConnection.connect(
@@ -309,10 +309,10 @@ struct AuthorizationTests {
         // start after.
         let replayed = try await ServerProcess.start(
             dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
-        replayed.stop()
+        await replayed.stop()
         let restarted = try await ServerProcess.start(
             dataDirectory: fixture.server.dataDirectory, arguments: ["--auth", "required"])
-        defer { restarted.stop() }
+        defer { restarted.stopInBackground() }
         func code(_ token: String, _ device: String) async throws -> RPCError.Code {
             var options = RPCClientConnection.Options()
             options.authToken = token
@@ -354,7 +354,7 @@ struct AuthorizationTests {
         #expect(!FileManager.default.fileExists(atPath: data.path + "/db"))
         let open = try await ServerProcess.start(arguments: ["--listen", "0.0.0.0:0", "--auth", "off"])
         #expect(open.log.contains("auth=off"))
-        open.stop()
+        await open.stop()
         let usage = try ServerProcess.run(["--auth", "maybe", "--data", data.path + "/db"])
         #expect(usage.status == 64)
         #expect(usage.output.hasPrefix("error: --auth: 'maybe' is not required or off"), "output: \(usage.output)")

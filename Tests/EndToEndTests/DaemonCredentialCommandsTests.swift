@@ -77,12 +77,12 @@ struct DaemonCredentialCommandsTests {
         let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
         let token = try #require(Self.token("cwk_", in: created.output))
         let server = try await ServerProcess.start(dataDirectory: data)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let result = try ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
         #expect(result.status == 1)
         #expect(result.output.contains("coinwatchd is running on \(data.path)/db"), "output: \(result.output)")
         #expect(result.output.contains("coinwatch.v1.Admin RPCs"))
-        server.stop()
+        await server.stop()
         let after = try ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
         #expect(after.output.contains(String(token.dropFirst(4).prefix(16))), "output: \(after.output)")
     }
@@ -90,7 +90,7 @@ struct DaemonCredentialCommandsTests {
     @Test("a running server issues a device its secret on its first save, once")
     func firstSaveIssuesSecret() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let group = try EventLoopGroup(threads: 1, namePrefix: "claims-e2e")
         defer { group.syncShutdownGracefully() }
         let connection = try await RPCClientConnection.connect(host: "127.0.0.1", port: server.port, on: group.next())
@@ -123,7 +123,7 @@ struct DaemonCredentialCommandsTests {
         // A start replays the journal; a secret it brought back would be loaded by the start after.
         try await ServerProcess.start(dataDirectory: server.dataDirectory, arguments: ["--auth", "required"]).stop()
         let restarted = try await ServerProcess.start(dataDirectory: server.dataDirectory, arguments: ["--auth", "required"])
-        defer { restarted.stop() }
+        defer { restarted.stopInBackground() }
         var options = RPCClientConnection.Options()
         options.authToken = saved.deviceSecret
         let phone = try await RPCClientConnection.connect(

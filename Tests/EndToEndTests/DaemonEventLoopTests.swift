@@ -20,7 +20,7 @@ struct DaemonEventLoopTests {
     @Test("by default one loop per core the process may use")
     func defaultFollowsBudget() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let listening = try listeningLine(server)
         #expect(listening.contains("threads=\(ProcessorBudget.current().cores)"), "\(listening)")
     }
@@ -28,7 +28,7 @@ struct DaemonEventLoopTests {
     @Test("the listening line survives --log-level notice, and a quieter level hides the info lines around it")
     func listeningAtNotice() async throws {
         let server = try await ServerProcess.start(arguments: ["--log-level", "notice"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let listening = try listeningLine(server)
         #expect(listening.contains("listening on 127.0.0.1:\(server.port)"), "\(listening)")
         #expect(!server.log.contains(" INFO ["), "\(server.log)")
@@ -38,7 +38,7 @@ struct DaemonEventLoopTests {
           .enabled(if: FileManager.default.isExecutableFile(atPath: taskset)))
     func confinedToOneCore() async throws {
         let server = try await ServerProcess.start(launcher: [Self.taskset, "--cpu-list", "0"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let listening = try listeningLine(server)
         #expect(listening.contains("threads=1"), "\(listening)")
         let client = CoinWatchClient.ofDaemon(port: server.port)
@@ -53,7 +53,7 @@ struct DaemonEventLoopTests {
     func explicitThreads() async throws {
         let server = try await ServerProcess.start(arguments: ["--threads", "3"],
                                                    launcher: [Self.taskset, "--cpu-list", "0"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let listening = try listeningLine(server)
         #expect(listening.contains("threads=3"), "\(listening)")
     }

@@ -14,7 +14,7 @@ struct DaemonShutdownTests {
             _ = try await client.setRule(device: device, symbol: "BTC", below: ExactDecimal(1000), above: nil)
         }
         client.close()
-        server.stop()
+        await server.stop()
 
         let stopped = try #require(server.log.split(separator: "\n").last { $0.contains("stopped") })
         #expect(stopped.contains("writes=3"), "\(stopped)")

@@ -64,7 +64,7 @@ struct DaemonTLSTests {
         let server = try await ServerProcess.start(arguments: [
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(server.log.contains("tls=only"), "log: \(server.log)")
 
         let trusting = Self.client(port: server.port, caFile: pki.caFile)
@@ -97,7 +97,7 @@ struct DaemonTLSTests {
         let server = try await ServerProcess.start(arguments: [
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         /// curl's status line for GET /healthz, and whether it negotiated `http` (curl offers ALPN by itself).
         func curl(_ options: [String], _ scheme: String = "https") -> (status: Int32?, output: String) {
             guard let child = try? ChildProcess("/usr/bin/curl", [
@@ -116,7 +116,7 @@ struct DaemonTLSTests {
             "--silent", "--show-error", "--max-time", "30", "--http1.1", "--write-out", "\n%{http_code}",
             "http://127.0.0.1:\(server.port)/healthz",
         ])
-        #expect(plaintext.wait(timeout: .seconds(60)) == 0, "\(plaintext.stderr)")
+        await #expect(plaintext.wait(timeout: .seconds(60)) == 0, "\(plaintext.stderr)")
         #expect(plaintext.stdout == "this listener accepts TLS connections only: use https://\n\n400", "\(plaintext.stdout)")
         let prior = curl(["--http2-prior-knowledge"], "http")
         #expect(!prior.output.hasSuffix(" 200"), "\(prior)")
@@ -129,7 +129,7 @@ struct DaemonTLSTests {
             "--listen", "tcp://127.0.0.1:0",
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let ports = try await Self.ports(2, of: server)
         let secure = Self.client(port: ports[0], caFile: pki.caFile)
         let plain = Self.client(port: ports[1], caFile: nil)
@@ -148,7 +148,7 @@ struct DaemonTLSTests {
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
             "--tls-client-ca", pki.caFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let withCertificate = Self.client(port: server.port, caFile: pki.caFile, identity: pki.client)
         #expect(try await withCertificate.health() == .serving)
         withCertificate.close()
@@ -171,7 +171,7 @@ struct DaemonTLSTests {
         try FileManager.default.copyItem(atPath: pki.server.certificateFile, toPath: certificate)
         try FileManager.default.copyItem(atPath: pki.server.privateKeyFile, toPath: key)
         let server = try await ServerProcess.start(arguments: ["--tls-cert", certificate, "--tls-key", key])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
 
         // A connection made with the first certificate, kept open across the reloads.
         let group = try EventLoopGroup(threads: 1, namePrefix: "tls-reload-cli")
@@ -217,7 +217,7 @@ struct DaemonTLSTests {
         let server = try await ServerProcess.start(dataDirectory: data, arguments: [
             "--auth", "required", "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let anonymous = Self.client(port: server.port, caFile: pki.caFile)
         let refused = await #expect(throws: RPCError.self) { _ = try await anonymous.prices() }
         #expect(refused?.code == .unauthenticated)

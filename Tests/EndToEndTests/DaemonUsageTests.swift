@@ -81,7 +81,7 @@ struct DaemonUsageTests {
     @Test("start-up failures are said once, naming the address or directory once, without internal names")
     func startupFailuresSaidOnce() async throws {
         let running = try await ServerProcess.start()
-        defer { running.stop() }
+        defer { running.stopInBackground() }
         let data = try TemporaryDirectory()
 
         // The port is taken.
@@ -120,7 +120,7 @@ struct DaemonUsageTests {
     @Test("Health/Check of a service the server does not have is NOT_FOUND naming it; the whole server is SERVING")
     func healthOfUnknownService() async throws {
         let server = try await ServerProcess.start(arguments: ["--feed", "none"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let group = try EventLoopGroup(threads: 1, namePrefix: "usage-test")
         defer { group.syncShutdownGracefully() }
         let connection = try await RPCClientConnection.connect(host: "127.0.0.1", port: server.port, on: group.next())

@@ -52,7 +52,7 @@ struct DurabilityTests {
         #expect(saved.count < clients * saves, "the crash should have interrupted the load")
 
         let restarted = try await ServerProcess.start(dataDirectory: server.dataDirectory)
-        defer { restarted.stop() }
+        defer { restarted.stopInBackground() }
         let reader = CoinWatchClient.ofDaemon(port: restarted.port)
         defer { reader.close() }
         var missing: [String] = []
@@ -66,7 +66,7 @@ struct DurabilityTests {
     @Test("a second coinwatchd on the same data directory is refused with a clear message")
     func secondInstance() async throws {
         let first = try await ServerProcess.start()
-        defer { first.stop() }
+        defer { first.stopInBackground() }
         let error = await #expect(throws: ServerProcessError.self) {
             _ = try await ServerProcess.start(dataDirectory: first.dataDirectory)
         }
@@ -79,7 +79,7 @@ struct DurabilityTests {
         let client = CoinWatchClient.ofDaemon(port: server.port)
         _ = try await client.setRule(device: "survivor", symbol: "ETH", below: nil, above: ExactDecimal(5000))
         client.close()
-        server.stop()
+        await server.stop()
         let database = server.dataDirectory.path + "/db"
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: database + "/CURRENT"))
 
@@ -93,7 +93,7 @@ struct DurabilityTests {
         #expect(repair.output.contains("repaired \(database)"))
 
         let repaired = try await ServerProcess.start(dataDirectory: server.dataDirectory)
-        defer { repaired.stop() }
+        defer { repaired.stopInBackground() }
         let reader = CoinWatchClient.ofDaemon(port: repaired.port)
         defer { reader.close() }
         let settings = try await reader.settings(device: "survivor")

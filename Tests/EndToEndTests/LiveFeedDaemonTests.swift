@@ -18,7 +18,7 @@ struct LiveFeedDaemonTests {
         let server = try await ServerProcess.start(arguments: [
             "--feed", "binance,coinbase,kraken", "--feed-url", urls, "--symbols", "BTC,ETH",
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         for exchange in exchanges {
             #expect(await eventually { !exchange.messages.isEmpty }, "\(exchange.venue) subscribed")
         }
@@ -50,7 +50,7 @@ struct LiveFeedDaemonTests {
         // `coinwatch health` shows them too.
         if let cli = BuiltProducts.url(of: "coinwatch") {
             let child = try ChildProcess(cli.path, ["--server", server.address, "health"])
-            #expect(child.wait(timeout: .seconds(30)) == 0)
+            await #expect(child.wait(timeout: .seconds(30)) == 0)
             // The status line, the table's head, a row per venue; then push delivery's lines.
             let lines = child.stdout.split(separator: "\n").prefix { !$0.hasPrefix("push") }
             #expect(lines.count == 5, "\(child.stdout)")
@@ -69,7 +69,7 @@ struct LiveFeedDaemonTests {
         let server = try await ServerProcess.start(arguments: [
             "--feed", "kraken", "--feed-url", url, "--symbols", "BTC", "--ca-file", pki.caFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(await eventually { exchange.messages.count == 1 }, "\(server.log)")
         let client = CoinWatchClient.ofDaemon(port: server.port)
         defer { client.close() }
@@ -83,7 +83,7 @@ struct LiveFeedDaemonTests {
 
         // The system's trust store alone does not know the test CA: the handshake fails, health says why.
         let strict = try await ServerProcess.start(arguments: ["--feed", "kraken", "--feed-url", url, "--symbols", "BTC"])
-        defer { strict.stop() }
+        defer { strict.stopInBackground() }
         let strictClient = CoinWatchClient.ofDaemon(port: strict.port)
         defer { strictClient.close() }
         #expect(await eventually {
@@ -101,7 +101,7 @@ struct LiveFeedDaemonTests {
             "--feed", "finnhub", "--feed-url", "finnhub=\(exchange.url(path: "/ws"))", "--finnhub-token", secret,
             "--log-level", "debug",
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         #expect(await eventually { exchange.messages.count == 2 })
         exchange.send(["cmd": "drop"])
         #expect(await eventually { exchange.messages.count == 4 && server.log.contains("reconnecting") })
@@ -123,7 +123,7 @@ struct LiveFeedDaemonTests {
         ], environment: environment)
         #expect(await eventually { exchange.paths == ["/ws?token=from-the-environment"] }, "\(child.stderr)")
         child.signal(SIGTERM)
-        #expect(child.wait(timeout: .seconds(30)) == 0)
+        await #expect(child.wait(timeout: .seconds(30)) == 0)
         #expect(!child.stderr.contains("from-the-environment"))
     }
 }

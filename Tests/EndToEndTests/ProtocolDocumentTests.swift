@@ -69,48 +69,48 @@ struct ProtocolDocumentTests {
 
         // One plain server for most rows; servers with the flags a row names for the rest.
         let plain = try await ServerProcess.start()
-        defer { plain.stop() }
+        defer { plain.stopInBackground() }
         answers.merge(try await Self.framing(plain.port)) { $1 }
         answers.merge(try await Self.calls(plain.port)) { $1 }
         answers.merge(try await Self.values(plain.port)) { $1 }
 
         let handshake = try await ServerProcess.start(arguments: ["--handshake-timeout", "2s"])
-        defer { handshake.stop() }
+        defer { handshake.stopInBackground() }
         answers["no-hello"] = try await Session(handshake.port, hello: false).next(where: Self.isConnectionError)
 
         let idle = try await ServerProcess.start(arguments: ["--idle-timeout", "2s"])
-        defer { idle.stop() }
+        defer { idle.stopInBackground() }
         let silent = try Session(idle.port)
         silent.send(Self.call(1, V1.CoinWatch.streamPrices.path, V1.StreamPricesRequest()))
         answers["idle"] = try await silent.next(where: Self.isGoAway)
         answers["idle-call"] = try await silent.end(1)
 
         let single = try await ServerProcess.start(arguments: ["--max-connections", "1"])
-        defer { single.stop() }
+        defer { single.stopInBackground() }
         let first = try Session(single.port)
         _ = try await first.next(where: Self.isWelcome)
         answers["connections"] = try await Session(single.port).next(where: Self.isConnectionError)
         first.close()
 
         let guarded = try await ServerProcess.start(arguments: ["--max-calls", "1", "--publish-token", "s3cret"])
-        defer { guarded.stop() }
+        defer { guarded.stopInBackground() }
         answers.merge(try await Self.limits(guarded.port)) { $1 }
 
         let stopping = try await ServerProcess.start()
         answers.merge(try await Self.shutdown(stopping)) { $1 }
-        stopping.stop()
+        await stopping.stop()
 
         answers.merge(try await Self.draining()) { $1 }
 
         let authorised = try await ServerProcess.start(arguments: ["--auth", "required"])
-        defer { authorised.stop() }
+        defer { authorised.stopInBackground() }
         answers.merge(try await Self.authorisation(authorised.port)) { $1 }
 
         let pki = try await TestCertificates.shared()
         let tlsOnly = try await ServerProcess.start(arguments: [
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { tlsOnly.stop() }
+        defer { tlsOnly.stopInBackground() }
         answers["tls-only"] = try await Session(tlsOnly.port).next(where: Self.isConnectionError)
 
         for (id, expected) in rows.sorted(by: { $0.key < $1.key }) {

@@ -68,8 +68,8 @@ struct PushEndToEndTests {
 
         func stop() {
             client.close()
-            server.stop()
-            mock.stop()
+            server.stopInBackground()
+            mock.stopInBackground()
         }
 
         /// Registers `devices` (named `<prefix>-<n>`, tokens `<tokenPrefix>` then the device's number) with a rule
@@ -441,7 +441,7 @@ struct PushConfigurationTests {
     @Test("without an APNs key, delivery is off and the start-up line says so")
     func offWithoutKey() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let line = try #require(server.log.split(separator: "\n").first { $0.contains("listening on") })
         #expect(line.contains("push=\"off (no APNs key configured)\""), "\(line)")
         let client = CoinWatchClient.ofDaemon(port: server.port)

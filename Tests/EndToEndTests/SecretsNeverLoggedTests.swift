@@ -18,7 +18,7 @@ struct SecretsNeverLoggedTests {
         let server = try await ServerProcess.start(
             dataDirectory: data,
             arguments: ["--auth", "required", "--log-level", "trace", "--publish-token", publishToken])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let group = try EventLoopGroup(threads: 1, namePrefix: "secrets")
         defer { group.syncShutdownGracefully() }
         var options = RPCClientConnection.Options()
@@ -99,7 +99,7 @@ struct SecretsNeverLoggedTests {
             _ = try await anonymous.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "phone-1"),
                                           metadata: ["authorization": publishToken])
         }
-        server.stop()
+        await server.stop()
 
         let log = server.log
         #expect(log.contains("authentication failed"), "the failures were logged (without their secrets)")

@@ -12,7 +12,7 @@ struct CommandTests {
     @Test("settings: set, change one side, add a symbol, remove it, delete, and NOT_FOUND after")
     func settingsLifecycle() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let address = server.address
 
         var result = try await CLIProcess.run(["settings", "set", "phone-1", "btc", "--below", "60000", "--above", "70000.50"], server: address)
@@ -53,7 +53,7 @@ struct CommandTests {
     @Test("a rule for a symbol the server has never priced is stored, with a warning on stderr")
     func unpricedSymbolWarning() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["BTC", "65000"], to: server)
         let typo = try await CLIProcess.run(["settings", "set", "phone-3", "BTCC", "--above", "70000"], server: server.address)
         #expect(typo.status == 0, "\(typo.stderr)")
@@ -68,7 +68,7 @@ struct CommandTests {
     @Test("settings --json: stable field names, decimals as strings, off sides null")
     func settingsJSON() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var result = try await CLIProcess.run(
             ["settings", "set", "phone-2", "BTC", "--below", "64250.50", "--json"], server: server.address)
         #expect(result.status == 0, "\(result.stderr)")
@@ -105,7 +105,7 @@ struct CommandTests {
     @Test("--expect-version guards a change; a mismatch is ABORTED (exit 1)")
     func expectedVersion() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var result = try await CLIProcess.run(
             ["settings", "set", "phone-3", "BTC", "--below", "1", "--expect-version", "0"], server: server.address)
         #expect(result.status == 0, "\(result.stderr)")
@@ -121,7 +121,7 @@ struct CommandTests {
     @Test("health: text and JSON")
     func health() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var result = try await CLIProcess.run(["health"], server: server.address)
         #expect(result.status == 0)
         let text = lines(result.stdout)
@@ -146,7 +146,7 @@ struct CommandTests {
     @Test("devices register, show and unregister: text and JSON")
     func devices() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let token = String(repeating: "AB", count: 32)
         var result = try await CLIProcess.run(
             ["devices", "register", "phone-1", token, "--sandbox", "--topic", "com.example.dev", "--locale", "en-GB"],
@@ -189,7 +189,7 @@ struct CommandTests {
     @Test("--server from the option beats COINWATCH_SERVER")
     func serverOption() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let result = try await CLIProcess.run(
             ["--server", server.address, "health"], server: "127.0.0.1:\(try freeLoopbackPort())")
         #expect(result.status == 0, "\(result.stderr)")
@@ -273,7 +273,7 @@ struct CommandTests {
     @Test("alerts through a pipe: one line per alert as it fires, Ctrl-C exits 130")
     func alerts() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["BTC", "65000"], to: server)
         _ = try await CLIProcess.run(["settings", "set", "phone-5", "BTC", "--below", "64000", "--above", "66000"], server: server.address)
         let alerts = try CLIProcess(["alerts", "phone-5"], server: server.address)
@@ -294,7 +294,7 @@ struct CommandTests {
     @Test("alerts --json: one object per alert with stable names, decimals as strings")
     func alertsJSON() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["ETH", "3000"], to: server)
         _ = try await CLIProcess.run(["settings", "set", "phone-6", "ETH", "--above", "3100.25"], server: server.address)
         let alerts = try CLIProcess(["alerts", "phone-6", "--json"], server: server.address)
@@ -319,7 +319,7 @@ struct CommandTests {
     @Test("the shell without a terminal runs its input line by line")
     func shellScript() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let result = try await CLIProcess.run(
             ["shell"], server: server.address,
             input: "settings set 'phone 4'x BTC --below 1\nsettings set phone-4 BTC --below 5 --json\nhealth\nsettings get nobody\n")
@@ -341,7 +341,7 @@ struct PriceCommandTests {
     @Test("publish then prices: a table, JSON, and a note for unknown symbols")
     func publishAndPrices() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var result = try await CLIProcess.run(["publish", "BTC", "64250.5", "eth", "3120.25", "DOGE", "0.1234"], server: server.address)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "accepted 3 ticks\n")
@@ -373,7 +373,7 @@ struct PriceCommandTests {
     @Test("publish with a publish token: refused without --token, accepted with it")
     func token() async throws {
         let server = try await ServerProcess.start(arguments: ["--publish-token", "s3cret"])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         var result = try await CLIProcess.run(["publish", "BTC", "1"], server: server.address)
         #expect(result.status == 1)
         #expect(result.stderr.hasPrefix("error: UNAUTHENTICATED: "))
@@ -386,7 +386,7 @@ struct PriceCommandTests {
     @Test("watch through a pipe: one line per update, Ctrl-C exits 130")
     func watchLines() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["BTC", "64250.5"], to: server)
         let watch = try CLIProcess(["watch", "BTC"], server: server.address)
         try await watch.waitForOutput { $0.contains("BTC 64250.5 seq=1 time=20") }
@@ -402,7 +402,7 @@ struct PriceCommandTests {
     @Test("watch --json: one object per line with stable names")
     func watchJSON() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["BTC", "1.5", "ETH", "2.25"], to: server)
         let watch = try CLIProcess(["watch", "--json", "--interval", "100ms"], server: server.address)
         try await watch.waitForOutput { lines($0).count >= 2 }
@@ -418,7 +418,7 @@ struct PriceCommandTests {
     @Test("watch through a pipe reconnects by itself when the server restarts")
     func watchReconnects() async throws {
         var server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await publish(["BTC", "1"], to: server)
         let watch = try CLIProcess(["watch", "BTC"], server: server.address)
         try await watch.waitForOutput { $0.contains("BTC 1 seq=1") }

@@ -11,7 +11,7 @@ struct TLSCommandTests {
         let server = try await ServerProcess.start(arguments: [
             "--tls-cert", pki.server.certificateFile, "--tls-key", pki.server.privateKeyFile,
         ])
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         // The server certificate names 127.0.0.1 as well as localhost, so the address itself verifies.
         var result = try await CLIProcess.run(["health", "--ca-file", pki.caFile, "--timeout", "60s"], server: server.address)
         #expect(result.status == 0, "\(result.stderr)")

@@ -12,7 +12,7 @@ struct DashboardTerminalTests {
     @Test("prices, change arrows and sparkline; resize; Ctrl-C restores the terminal exactly")
     func dashboard() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         try await publish(["BTC", "64000", "ETH", "3000.5"], to: server)
 
@@ -56,7 +56,7 @@ struct DashboardTerminalTests {
     @Test("q quits with status 0")
     func quit() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let terminal = try startOnTerminal(["watch", "BTC"], server: server.address, home: home.path)
         let before = terminal.initialAttributes
@@ -72,13 +72,13 @@ struct DashboardTerminalTests {
     @Test("the dashboard shows it is reconnecting when the server goes away and recovers when it is back")
     func reconnect() async throws {
         var server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         try await publish(["BTC", "100"], to: server)
         let terminal = try startOnTerminal(["watch"], server: server.address, home: home.path)
         try await terminal.waitForScreen("a BTC row") { screen in screen.lines.contains { $0.hasPrefix("BTC") } }
 
-        server.stop()
+        await server.stop()
         try await terminal.waitFor("○ reconnecting in ")
         #expect(terminal.screen.lines.contains { $0.hasPrefix("BTC") }, "the last prices stay on screen")
 
@@ -95,7 +95,7 @@ struct DashboardTerminalTests {
     @Test("SIGTERM leaves the dashboard cleanly too")
     func terminated() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let terminal = try startOnTerminal(["watch"], server: server.address, home: home.path)
         let before = terminal.initialAttributes

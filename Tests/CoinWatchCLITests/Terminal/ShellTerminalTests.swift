@@ -14,7 +14,7 @@ struct ShellTerminalTests {
     @Test("completion, running commands, history recall across sessions, Ctrl-D")
     func session() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let prompt = "\(server.address)> "
 
@@ -65,7 +65,7 @@ struct ShellTerminalTests {
     @Test("line editing keys: arrows, home/end, delete, Ctrl-W, Ctrl-U")
     func editing() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let prompt = "\(server.address)> "
         let terminal = try startOnTerminal(["shell"], server: server.address, home: home.path)
@@ -89,7 +89,7 @@ struct ShellTerminalTests {
     @Test("help in the shell; SIGTERM at the prompt ends it with 143 and the terminal restored")
     func helpAndTerminate() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let prompt = "\(server.address)> "
         let terminal = try startOnTerminal([], server: server.address, home: home.path, rows: 80)
@@ -114,7 +114,7 @@ struct ShellTerminalTests {
     @Test("symbols complete from the server's; watch in the shell returns to the prompt on Ctrl-C")
     func symbolsAndStreams() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let prompt = "\(server.address)> "
         try await publish(["BTC", "64250.5", "BCH", "400", "ETH", "3000"], to: server)
@@ -147,7 +147,7 @@ struct ShellTerminalTests {
     @Test("alerts in the shell: they show as they fire, and Ctrl-C returns to the prompt")
     func alertsInShell() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let home = try TemporaryDirectory(prefix: "coinwatch-home")
         let prompt = "\(server.address)> "
         try await publish(["BTC", "65000"], to: server)

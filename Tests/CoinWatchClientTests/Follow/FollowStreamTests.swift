@@ -28,7 +28,7 @@ struct FollowStreamTests {
     @Test("a price stream resumes when its server restarts on the same port, and marks where the new stream began")
     func resumesAfterRestart() async throws {
         var server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.publish([tick("BTC", 1)], to: server.address)
         let recorder = try FollowRecorder(server.address) { $0.followPrices(symbols: ["BTC"], options: .quick) }
         defer { recorder.cancel() }
@@ -60,9 +60,9 @@ struct FollowStreamTests {
     @Test("a stream moves to the next configured server when its server goes away")
     func movesToNextServer() async throws {
         let first = try await ServerProcess.start()
-        defer { first.stop() }
+        defer { first.stopInBackground() }
         let second = try await ServerProcess.start()
-        defer { second.stop() }
+        defer { second.stopInBackground() }
         try await Self.publish([tick("ETH", 7)], to: second.address)
         let recorder = try FollowRecorder("\(first.address),\(second.address)") {
             $0.followPrices(symbols: ["ETH"], options: .quick)
@@ -70,7 +70,7 @@ struct FollowStreamTests {
         defer { recorder.cancel() }
         #expect(await eventually { recorder.servers == [first.address] })
 
-        first.stop()
+        await first.stop()
         #expect(await eventually { recorder.elements.contains { $0.priceText == "7" } }, "\(recorder.states)")
         // The first server may be tried again while its going away is noticed; the last stream is the second's.
         #expect(recorder.servers.first == first.address && recorder.servers.last == second.address, "\(recorder.states)")
@@ -80,7 +80,7 @@ struct FollowStreamTests {
     @Test("an error that retrying cannot fix ends the follow, of prices as of alerts")
     func nonRetryableErrorEnds() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let prices = try FollowRecorder(server.address) { $0.followPrices(symbols: ["not a symbol"], options: .quick) }
         defer { prices.cancel() }
         let alerts = try FollowRecorder(server.address) { $0.followAlerts(device: "", options: .quick) }
@@ -122,7 +122,7 @@ struct FollowStreamTests {
     @Test("cancelling ends the follow promptly, while streaming and while pausing")
     func cancellation() async throws {
         let server = try await ServerProcess.start()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         try await Self.publish([tick("BTC", 3)], to: server.address)
         let streaming = try FollowRecorder(server.address) { $0.followPrices() }
         #expect(await eventually { !streaming.elements.isEmpty })

@@ -58,7 +58,7 @@ struct HTTPOverTLSTests {
                 "--silent", "--show-error", "--max-time", "30", "--cacert", pki.caFile, "--output", "/dev/null",
                 "--write-out", "%{http_code}",
             ] + certificate + options + [url])
-            let status = child.wait(timeout: .seconds(60))
+            let status = await child.wait(timeout: .seconds(60))
             #expect(status == 0 && child.stdout == "200", "\(name): \(child.stdout) \(child.stderr)")
         }
         let seen = recorder.seen.withLock { $0 }

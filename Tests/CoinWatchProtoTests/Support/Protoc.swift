@@ -35,23 +35,23 @@ enum Protoc {
     }
 
     /// `protoc --encode=<type>`: text format in, binary out.
-    static func encode(_ protoName: String, text: String) throws -> [UInt8] {
-        try run(["--encode=\(protoName)"], input: Data(text.utf8))
+    static func encode(_ protoName: String, text: String) async throws -> [UInt8] {
+        try await run(["--encode=\(protoName)"], input: Data(text.utf8))
     }
 
     /// `protoc --decode=<type>`: binary in, text format out.
-    static func decode(_ protoName: String, bytes: [UInt8]) throws -> String {
-        String(decoding: try run(["--decode=\(protoName)"], input: Data(bytes)), as: UTF8.self)
+    static func decode(_ protoName: String, bytes: [UInt8]) async throws -> String {
+        String(decoding: try await run(["--decode=\(protoName)"], input: Data(bytes)), as: UTF8.self)
     }
 
-    private static func run(_ arguments: [String], input: Data) throws -> [UInt8] {
+    private static func run(_ arguments: [String], input: Data) async throws -> [UInt8] {
         let protoc = try executable()
         let child = try ChildProcess(
             protoc.path,
             arguments + ["--proto_path=\(repositoryRoot.appendingPathComponent("proto").path)"] + protoFiles)
         child.write([UInt8](input))
         child.closeInput()
-        guard let status = child.wait(timeout: .seconds(60)) else {
+        guard let status = await child.wait(timeout: .seconds(60)) else {
             throw Failure(description: "protoc \(arguments.joined(separator: " ")) did not finish within 60 s")
         }
         guard status == 0 else {
