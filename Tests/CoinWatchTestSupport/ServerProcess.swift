@@ -279,6 +279,14 @@ public final class ServerProcess: Sendable {
         return ((status >> 8) & 0xFF, output)
     }
 
+    /// `run(_:timeout:)` for async code: the same run, on a thread of its own, so that it holds none of the task
+    /// pool's few threads.
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws
+        -> (status: Int32, output: String)
+    {
+        try await onOwnThread { try run(arguments, timeout: timeout) }
+    }
+
     /// Stops this server and starts a new one on the same port with the same data.
     public func restart() async throws -> ServerProcess {
         await stop()

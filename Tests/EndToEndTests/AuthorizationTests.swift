@@ -45,7 +45,7 @@ struct AuthorizationTests {
 
         init(arguments: [String] = []) async throws {
             let data = try TemporaryDirectory(prefix: "auth-e2e")
-            let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--name", "test-admin",
+            let created = try await ServerProcess.run(["keys", "create", "--scope", "admin", "--name", "test-admin",
                                                  "--data", data.path + "/db"])
             admin = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
             server = try await ServerProcess.start(dataDirectory: data, arguments: ["--auth", "required"] + arguments)
@@ -347,7 +347,7 @@ struct AuthorizationTests {
     @Test("a non-loopback listener without --auth refuses to start and says why; --auth off starts it")
     func protectedMode() async throws {
         let data = try TemporaryDirectory()
-        let refused = try ServerProcess.run(["--listen", "0.0.0.0:0", "--feed", "none", "--data", data.path + "/db"])
+        let refused = try await ServerProcess.run(["--listen", "0.0.0.0:0", "--feed", "none", "--data", data.path + "/db"])
         #expect(refused.status == 1, "output: \(refused.output)")
         #expect(refused.output.contains("coinwatchd: refusing to start: listening on 0.0.0.0 without --auth"))
         #expect(refused.output.contains("--auth required") && refused.output.contains("--auth off"))
@@ -355,7 +355,7 @@ struct AuthorizationTests {
         let open = try await ServerProcess.start(arguments: ["--listen", "0.0.0.0:0", "--auth", "off"])
         #expect(open.log.contains("auth=off"))
         await open.stop()
-        let usage = try ServerProcess.run(["--auth", "maybe", "--data", data.path + "/db"])
+        let usage = try await ServerProcess.run(["--auth", "maybe", "--data", data.path + "/db"])
         #expect(usage.status == 64)
         #expect(usage.output.hasPrefix("error: --auth: 'maybe' is not required or off"), "output: \(usage.output)")
     }

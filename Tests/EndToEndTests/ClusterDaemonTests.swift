@@ -133,7 +133,7 @@ struct ClusterDaemonTests {
         let auth = ["--auth", "required"]
         // An admin key made on node a's store before it first joins is offered to the cluster.
         let data = try TemporaryDirectory(prefix: "cluster-auth")
-        let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
+        let created = try await ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
         let admin = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
         let a = try await ServerProcess.start(
             dataDirectory: data, arguments: ["--cluster", nats.urls, "--node-id", "a", "--lease-ttl", "2s"] + auth)

@@ -74,16 +74,16 @@ struct DaemonCredentialCommandsTests {
     @Test("while a server runs on the directory the commands point at the Admin RPCs; a key made before start is kept")
     func serverRunning() async throws {
         let data = try TemporaryDirectory()
-        let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
+        let created = try await ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
         let token = try #require(Self.token("cwk_", in: created.output))
         let server = try await ServerProcess.start(dataDirectory: data)
         defer { server.stopInBackground() }
-        let result = try ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
+        let result = try await ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
         #expect(result.status == 1)
         #expect(result.output.contains("coinwatchd is running on \(data.path)/db"), "output: \(result.output)")
         #expect(result.output.contains("coinwatch.v1.Admin RPCs"))
         await server.stop()
-        let after = try ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
+        let after = try await ServerProcess.run(["keys", "list", "--data", data.path + "/db"])
         #expect(after.output.contains(String(token.dropFirst(4).prefix(16))), "output: \(after.output)")
     }
 
@@ -116,7 +116,7 @@ struct DaemonCredentialCommandsTests {
         server.crash()
 
         let store = server.dataDirectory.path + "/db"
-        let reset = try ServerProcess.run(["devices", "reset", "phone-8", "--data", store])
+        let reset = try await ServerProcess.run(["devices", "reset", "phone-8", "--data", store])
         #expect(reset.status == 0, "output: \(reset.output)")
         #expect(reset.output.contains("device phone-8: its secret was forgotten"), "output: \(reset.output)")
 

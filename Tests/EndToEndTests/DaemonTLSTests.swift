@@ -253,7 +253,7 @@ struct DaemonTLSTests {
           ])
     func badTLSFlags(_ arguments: [String], _ message: String) async throws {
         let data = try TemporaryDirectory()
-        let result = try await onOwnThread { try ServerProcess.run(arguments + ["--data", data.path + "/store"]) }
+        let result = try await ServerProcess.run(arguments + ["--data", data.path + "/store"])
         #expect(result.status == 64, "output: \(result.output)")
         #expect(result.output.hasPrefix(message), "output: \(result.output)")
     }

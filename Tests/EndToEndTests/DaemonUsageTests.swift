@@ -86,7 +86,7 @@ struct DaemonUsageTests {
 
         // The port is taken.
         let address = "127.0.0.1:\(running.port)"
-        let bind = try ServerProcess.run(["--listen", address, "--data", data.path + "/store", "--feed", "none"])
+        let bind = try await ServerProcess.run(["--listen", address, "--data", data.path + "/store", "--feed", "none"])
         #expect(bind.status == 1)
         #expect(bind.output.contains("coinwatchd: cannot listen on \(address): bind failed: Address already in use (errno 98)\n"),
                 "\(bind.output)")
@@ -94,13 +94,13 @@ struct DaemonUsageTests {
 
         // The data directory is in use: one line, not a log line and the same sentence again.
         let store = running.dataDirectory.path + "/db"
-        let second = try ServerProcess.run(["--listen", "127.0.0.1:0", "--data", store, "--feed", "none"])
+        let second = try await ServerProcess.run(["--listen", "127.0.0.1:0", "--data", store, "--feed", "none"])
         #expect(second.status == 1)
         #expect(second.output == "coinwatchd: the data directory \(store) is in use by another coinwatchd (or another "
             + "process holding its LOCK)\n")
 
         // Repairing it while the server runs says so in words.
-        let repair = try ServerProcess.run(["repair", "--data", store])
+        let repair = try await ServerProcess.run(["repair", "--data", store])
         #expect(repair.status == 1)
         #expect(repair.output == "coinwatchd: cannot repair \(store): it is in use by a running coinwatchd (or another "
             + "process holding its LOCK); stop that first\n")

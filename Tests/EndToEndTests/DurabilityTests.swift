@@ -88,7 +88,7 @@ struct DurabilityTests {
         }
         #expect(refused?.message.contains("run 'coinwatchd repair --data \(database)'") == true, "\(refused?.message ?? "")")
 
-        let repair = try ServerProcess.run(["repair", "--data", database])
+        let repair = try await ServerProcess.run(["repair", "--data", database])
         #expect(repair.status == 0, "\(repair.output)")
         #expect(repair.output.contains("repaired \(database)"))
 

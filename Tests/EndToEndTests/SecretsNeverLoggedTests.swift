@@ -12,7 +12,7 @@ struct SecretsNeverLoggedTests {
     @Test("no token or secret issued during a run appears in the server's log or in an error message")
     func noSecretInLogs() async throws {
         let data = try TemporaryDirectory(prefix: "secrets")
-        let created = try ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
+        let created = try await ServerProcess.run(["keys", "create", "--scope", "admin", "--data", data.path + "/db"])
         let admin = try #require(created.output.split(separator: "\n").first { $0.hasPrefix("cwk_") }.map(String.init))
         let publishToken = "publish-" + UUID().uuidString
         let server = try await ServerProcess.start(
