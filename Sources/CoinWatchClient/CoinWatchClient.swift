@@ -157,31 +157,55 @@ public final class CoinWatchClient: Sendable {
     // MARK: Generic calls
 
     /// Runs any unary method of the schema.
+    ///
+    /// A call the server did not start (`RPCError.notProcessed`: refused by its `GoAway`, or held by this client
+    /// when the connection ended) is sent again on a new connection, which may be to another of
+    /// `configuration.servers`, up to once per server and within the same deadline: the server never ran it, so
+    /// this cannot repeat its effect.
     public func call<Request, Response>(
         _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration? = nil,
         metadata: [String: String] = [:]
     ) async throws(RPCError) -> Response {
+        let started = ContinuousClock.now
+        var sentAgain = 0
+        while true {
+            do throws(RPCError) {
+                return try await callOnce(method, request, timeout: timeout, started: started, metadata: metadata)
+            } catch {
+                guard error.notProcessed, error.code == .unavailable, sentAgain < configuration.servers.count else {
+                    throw error
+                }
+                sentAgain += 1
+            }
+        }
+    }
+
+    /// One attempt of `call`, its deadline counted from `started`.
+    private func callOnce<Request, Response>(
+        _ method: WireMethod<Request, Response>, _ request: Request, timeout: Duration?, started: ContinuousClock.Instant,
+        metadata: [String: String]
+    ) async throws(RPCError) -> Response {
         guard let timeout = timeout ?? configuration.defaultTimeout else {
             return try await connect().unary(method, request, metadata: metadata)
         }
-        let started = ContinuousClock.now
-        let connection = try await connect(within: timeout)
-        // The deadline covers connecting too: what is left of it goes to the call.
+        // The deadline covers connecting (and any earlier attempt) too: what is left of it goes to the call.
+        let connection = try await connect(within: timeout - (ContinuousClock.now - started), of: timeout)
         let left = timeout - (ContinuousClock.now - started)
         guard left > .zero else { throw Self.deadlineExceeded(timeout, while: "connecting") }
         return try await connection.unary(method, request, timeout: left, metadata: metadata)
     }
 
-    /// `connect()`, given up after `timeout` (DEADLINE_EXCEEDED): a call's deadline bounds its wait for a connection,
-    /// which may take `connectTimeout` per server, or wait behind another task's attempt. The attempt itself goes
-    /// on, and a later call can use the connection it makes.
-    func connect(within timeout: Duration) async throws(RPCError) -> RPCClientConnection {
+    /// `connect()`, given up after `left` (DEADLINE_EXCEEDED naming the call's whole `timeout`): a call's deadline
+    /// bounds its wait for a connection, which may take `connectTimeout` per server, or wait behind another task's
+    /// attempt. The attempt itself goes on, and a later call can use the connection it makes.
+    func connect(within left: Duration, of timeout: Duration) async throws(RPCError) -> RPCClientConnection {
         if let current = current.withLock({ $0 }), current.connection.isUsable { return current.connection }
+        guard left > .zero else { throw Self.deadlineExceeded(timeout, while: "connecting") }
         let waiter = FirstOutcome<Result<RPCClientConnection, RPCError>>()
         let result = await withCheckedContinuation { continuation in
             waiter.wait(continuation)
             let timer = Task {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: left)
                 guard !Task.isCancelled else { return }
                 waiter.resume(.failure(Self.deadlineExceeded(timeout, while: "connecting")))
             }

@@ -99,12 +99,13 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
 
     func startCall(id: UInt64, method: String, payload: [UInt8], timeout: Duration?, metadata: [String: String],
                    pending: Pending) {
+        // Neither reached the server: the caller may send them again elsewhere (`RPCError.notProcessed`).
         if let closedReason {
-            pending.fail(closedReason)
+            pending.fail(closedReason.asNotProcessed)
             return
         }
         if goAwayLastCallID != nil {
-            pending.fail(RPCError(code: .unavailable, message: "the server at \(address) is going away; reconnect"))
+            pending.fail(RPCError(code: .unavailable, message: "the server at \(address) is going away; reconnect").asNotProcessed)
             return
         }
         var timeoutMs: UInt64 = 0
@@ -268,8 +269,10 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         case .goAway(let goAway):
             goAwayLastCallID = goAway.lastCallID
             usable.store(false, ordering: .releasing)
+            // The server will not start these, so they are marked for sending again (`RPCError.notProcessed`). Held
+            // calls have ids above every sent one's, so they fail here too: they never reached this server.
             let reason = RPCError(code: .unavailable, message: "the server at \(address) is going away: \(goAway.reason)")
-            // Held calls have ids above every sent one's, so they fail here too: they never reached this server.
+                .asNotProcessed
             for id in calls.keys where id > goAway.lastCallID {
                 if let (call, wasHeld) = removeCall(id) {
                     if !wasHeld { sentCalls -= 1 }
@@ -403,15 +406,18 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
             handshake(.failure(reason))
         }
         let pending = calls
+        let held = heldCalls
         calls = [:]
         heldCalls = [:]
         heldOrder = []
         heldOrderStart = 0
         sentCalls = 0
         heldCallCount.store(0, ordering: .relaxed)
-        for (_, call) in pending {
+        for (id, call) in pending {
             if let timer = call.deadline { _ = eventLoop.cancelTimer(timer) }
-            call.pending.fail(closedReason ?? reason)
+            // A held call was never sent; whether the server started a sent one is unknown.
+            let error = closedReason ?? reason
+            call.pending.fail(held[id] == nil ? error : error.asNotProcessed)
         }
     }
 

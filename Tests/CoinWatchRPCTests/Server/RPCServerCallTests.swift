@@ -328,4 +328,23 @@ struct RPCServerCallTests {
         await running.server.shutdownNow()
         await group.shutdownGracefully()
     }
+
+    @Test("when the connection ends, a held call is marked as never started, and a sent one is not")
+    func connectionEndMarksHeldCalls() async throws {
+        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 1 }
+        let group = try EventLoopGroup(threads: 1)
+        let client = try await running.connect(group: group)
+        let sent = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
+        let held = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "a")) }
+        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+        client.close()
+        let sentError = await #expect(throws: RPCError.self) { try await sent.value }
+        let heldError = await #expect(throws: RPCError.self) { try await held.value }
+        #expect(sentError?.notProcessed == false, "the server may have started it")
+        #expect(heldError?.notProcessed == true)
+        #expect(running.server.stats.startedCalls == 1)
+        await running.server.shutdownNow()
+        await group.shutdownGracefully()
+    }
 }

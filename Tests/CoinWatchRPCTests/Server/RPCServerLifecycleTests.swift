@@ -26,10 +26,13 @@ struct RPCServerLifecycleTests {
             while try await stream.next() != nil {}
         }
         #expect(streamError?.code == .unavailable)
-        // New calls on the going-away connection are refused.
+        #expect(streamError?.notProcessed == false, "the server ran the stream: it may not be sent again blindly")
+        // New calls on the going-away connection are refused, marked as never started so a client may send them
+        // elsewhere.
         #expect(await eventually { !client.isUsable })
         let refused = await #expect(throws: RPCError.self) { try await client.unary(V1.Health.check, V1.HealthCheckRequest()) }
         #expect(refused?.code == .unavailable)
+        #expect(refused?.notProcessed == true)
         // The in-flight unary call is still live, and finishes with its own answer once allowed to.
         #expect(await eventually { running.server.stats.liveCalls == 1 })
         running.service.gate.open()
