@@ -48,9 +48,8 @@ final class WireSchema: Sendable {
     let fields: [Field]
     /// `fields` index by field number, for schemas whose numbers are small (all of ours); else empty.
     private let slots: [Int8]
-    /// The fields as `WireValidator`'s walk over valid input reads them; nil when `slots` is empty here or in a
-    /// message this one holds.
-    let shapes: ShapeTable?
+    /// The fields as `WireValidator` walks them.
+    let shapes: ShapeTable
 
     init(name: String, fields: [Field]) {
         self.name = name
@@ -62,11 +61,10 @@ final class WireSchema: Sendable {
                 slots[Int(field.number)] = Int8(index)
             }
             self.slots = slots
-            self.shapes = ShapeTable(self.fields, count: Int(maxNumber) + 1)
         } else {
             self.slots = []
-            self.shapes = nil
         }
+        self.shapes = ShapeTable(self.fields)
     }
 
     /// One field number's wire shape, and the shapes of the message it holds, in plain memory.
@@ -76,36 +74,82 @@ final class WireSchema: Sendable {
         /// A string field: its bytes are checked for UTF-8 and NUL.
         var isString: Bool
         /// A message field's own shapes; nil for any other field.
-        var nested: UnsafeBufferPointer<Shape>?
+        var nested: Shapes?
+
+        static var unknown: Shape { Shape(wireType: nil, isString: false, nested: nil) }
     }
 
-    /// Every field number's `Shape`, up to the largest. Looking a `Field` up retains it, and reading its `Kind` the
-    /// nested table: on a request's every field that was most of the walk's time (a profile of durable saves put the
-    /// walk's reference counting at 4% of the event loop's samples). Allocated once per schema, never changed, freed
-    /// with it; nested tables are their schemas', which a `Kind.message` keeps alive as long as this one.
+    /// A field number above `Shapes.directCount`, with its shape.
+    struct NumberedShape {
+        var number: UInt32
+        var shape: Shape
+    }
+
+    /// A schema's shapes as the walk reads them: two views of its `ShapeTable`'s memory, taking no references.
+    struct Shapes {
+        /// Numbers below this are looked up by index; larger ones (none of ours) by binary search.
+        static let directCount = 128
+
+        /// Index = field number, up to the schema's largest below `directCount`.
+        let direct: UnsafeBufferPointer<Shape>
+        /// Numbers of `directCount` and above, ascending.
+        let overflow: UnsafeBufferPointer<NumberedShape>
+
+        /// The shape of field `number`; `Shape.unknown` for a number the schema does not have.
+        @inline(__always)
+        func shape(_ number: UInt32) -> Shape {
+            if number < direct.count { return direct[Int(number)] }
+            var low = 0
+            var high = overflow.count
+            while low < high {
+                let mid = (low + high) / 2
+                if overflow[mid].number < number {
+                    low = mid + 1
+                } else {
+                    high = mid
+                }
+            }
+            return low < overflow.count && overflow[low].number == number ? overflow[low].shape : .unknown
+        }
+    }
+
+    /// Every field number's `Shape`. Looking a `Field` up retains it, and reading its `Kind` the nested table: on a
+    /// request's every field that was most of the walk's time (a profile of durable saves put the walk's reference
+    /// counting at 4% of the event loop's samples). Allocated once per schema, never changed, freed with it; nested
+    /// shapes are their schemas', which a `Kind.message` keeps alive as long as this one.
     final class ShapeTable: @unchecked Sendable {
         // @unchecked Sendable: written only in init, read-only after.
-        let shapes: UnsafeMutableBufferPointer<Shape>
+        private let direct: UnsafeMutableBufferPointer<Shape>
+        private let overflow: UnsafeMutableBufferPointer<NumberedShape>
 
-        init?(_ fields: [Field], count: Int) {
-            var nestedTables: [Int: UnsafeBufferPointer<Shape>] = [:]
-            for field in fields {
-                guard case .message(let nested) = field.kind else { continue }
-                guard let table = nested.shapes else { return nil }
-                nestedTables[Int(field.number)] = UnsafeBufferPointer(table.shapes)
+        /// `fields` in ascending number order.
+        init(_ fields: [Field]) {
+            func shape(_ field: Field) -> Shape {
+                switch field.kind {
+                case .string: Shape(wireType: field.kind.wireType, isString: true, nested: nil)
+                case .message(let nested): Shape(wireType: field.kind.wireType, isString: false, nested: nested.shapes.view)
+                default: Shape(wireType: field.kind.wireType, isString: false, nested: nil)
+                }
             }
-            shapes = .allocate(capacity: count)
-            shapes.initialize(repeating: Shape(wireType: nil, isString: false, nested: nil))
-            for field in fields {
-                var isString = false
-                if case .string = field.kind { isString = true }
-                shapes[Int(field.number)] = Shape(
-                    wireType: field.kind.wireType, isString: isString, nested: nestedTables[Int(field.number)])
+            let small = fields.filter { $0.number < Shapes.directCount }
+            let large = fields.filter { $0.number >= Shapes.directCount }
+            direct = .allocate(capacity: Int(small.last?.number ?? 0) + 1)
+            direct.initialize(repeating: .unknown)
+            for field in small {
+                direct[Int(field.number)] = shape(field)
             }
+            overflow = .allocate(capacity: large.count)
+            _ = overflow.initialize(from: large.map { NumberedShape(number: $0.number, shape: shape($0)) })
+        }
+
+        /// The shapes as the walk reads them; valid while this table lives.
+        var view: Shapes {
+            Shapes(direct: UnsafeBufferPointer(direct), overflow: UnsafeBufferPointer(overflow))
         }
 
         deinit {
-            shapes.deallocate()
+            direct.deallocate()
+            overflow.deallocate()
         }
     }
 

@@ -10,60 +10,17 @@ enum WireValidator {
 
     /// Throws when a string field holds invalid UTF-8 or a NUL, or the structure is malformed.
     static func validate(_ bytes: UnsafeRawBufferPointer, schema: WireSchema) throws(WireDecodingError) {
-        // Valid input, nearly all of it, is walked over plain tables; the walk that names the field runs only to
-        // say what is wrong.
-        if let shapes = schema.shapes, isValid(bytes, from: 0, to: bytes.count, UnsafeBufferPointer(shapes.shapes), depth: 0) {
-            return
-        }
         do {
-            try walk(bytes, from: 0, to: bytes.count, schema: schema, depth: 0)
+            try walk(bytes, from: 0, to: bytes.count, schema.shapes.view, depth: 0)
         } catch {
             throw error.decodingError(root: schema)
         }
-        // The two walks check the same things; should they ever disagree, the input is refused all the same.
-        throw WireDecodingError(code: .malformed, typeName: schema.name, message: "\(schema.name): not a valid encoding")
-    }
-
-    /// `walk`'s checks over `WireSchema.ShapeTable`s, taking no references: true when `walk` would find nothing.
-    static func isValid(
-        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, _ shapes: UnsafeBufferPointer<WireSchema.Shape>,
-        depth: Int
-    ) -> Bool {
-        guard depth <= maxDepth else { return false }
-        var index = start
-        while index < end {
-            guard let tag = readVarint(bytes, &index, end), tag <= UInt64(UInt32.max), tag >> 3 != 0 else { return false }
-            let number = Int(tag >> 3)
-            let wireType = tag & 7
-            let shape = number < shapes.count ? shapes[number] : nil
-            if let expected = shape?.wireType, expected != wireType { return false }
-            switch wireType {
-            case 0:
-                guard readVarint(bytes, &index, end) != nil else { return false }
-            case 1, 5:
-                let width = wireType == 1 ? 8 : 4
-                guard end - index >= width else { return false }
-                index += width
-            case 2:
-                guard let length = readVarint(bytes, &index, end), length <= UInt64(end - index) else { return false }
-                let bodyStart = index
-                index += Int(length)
-                if let nested = shape?.nested {
-                    if !isValid(bytes, from: bodyStart, to: index, nested, depth: depth + 1) { return false }
-                } else if shape?.isString == true, UTF8Check.firstProblem(bytes, from: bodyStart, to: index) != nil {
-                    return false
-                }
-            default:
-                return false
-            }
-        }
-        return true
     }
 
     /// The error for input protobuf-c refused: the walk's finding when it has one, else a generic one.
     static func explainRejection(_ bytes: UnsafeRawBufferPointer, schema: WireSchema) -> WireDecodingError {
         do {
-            try walk(bytes, from: 0, to: bytes.count, schema: schema, depth: 0)
+            try walk(bytes, from: 0, to: bytes.count, schema.shapes.view, depth: 0)
         } catch {
             return error.decodingError(root: schema)
         }
@@ -73,21 +30,30 @@ enum WireValidator {
         )
     }
 
-    /// What the walk found, with the path of field names from the innermost field outwards.
+    /// What the walk found, with the path of field numbers from the innermost field outwards. Names are looked up
+    /// in the schemas only when the error is built: the walk itself reads plain memory.
     struct Failure: Error {
         var code: WireDecodingError.Code
         var detail: String
-        var reversedPath: [String] = []
+        var reversedPath: [UInt32] = []
 
         func decodingError(root: WireSchema) -> WireDecodingError {
-            let path = reversedPath.isEmpty ? nil : reversedPath.reversed().joined(separator: ".")
+            var names: [String] = []
+            var schema: WireSchema? = root
+            for number in reversedPath.reversed() {
+                let field = schema?.field(number)
+                names.append(field?.name ?? "<field \(number)>")
+                if case .message(let nested)? = field?.kind { schema = nested } else { schema = nil }
+            }
+            let path = names.isEmpty ? nil : names.joined(separator: ".")
             let subject = path.map { "\(root.name).\($0)" } ?? root.name
             return WireDecodingError(code: code, typeName: root.name, fieldPath: path, message: "\(subject): \(detail)")
         }
     }
 
+    /// Walks `bytes[start..<end]` as a message of `shapes`, nested messages too; throws what it finds first.
     static func walk(
-        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, schema: WireSchema, depth: Int
+        _ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int, _ shapes: WireSchema.Shapes, depth: Int
     ) throws(Failure) {
         guard depth <= maxDepth else {
             throw Failure(code: .malformed, detail: "nested deeper than \(maxDepth) messages")
@@ -103,74 +69,54 @@ enum WireValidator {
             }
             let number = UInt32(truncatingIfNeeded: tag >> 3)
             let wireType = tag & 7
-            let field = schema.field(number)
-            if let field, field.kind.wireType != wireType {
+            let shape = shapes.shape(number)
+            if let expected = shape.wireType, expected != wireType {
                 throw Failure(
-                    code: .malformed,
-                    detail: "wire type \(wireType) where \(field.kind.wireType) is expected",
-                    reversedPath: [field.name]
-                )
+                    code: .malformed, detail: "wire type \(wireType) where \(expected) is expected", reversedPath: [number])
             }
             switch wireType {
             case 0:
                 guard readVarint(bytes, &index, end) != nil else {
-                    throw Failure(code: .malformed, detail: "truncated or overlong varint", reversedPath: [name(field, number)])
+                    throw Failure(code: .malformed, detail: "truncated or overlong varint", reversedPath: [number])
                 }
             case 1, 5:
                 let width = wireType == 1 ? 8 : 4
                 guard end - index >= width else {
-                    throw Failure(
-                        code: .malformed, detail: "needs \(width) bytes, \(end - index) left", reversedPath: [name(field, number)]
-                    )
+                    throw Failure(code: .malformed, detail: "needs \(width) bytes, \(end - index) left", reversedPath: [number])
                 }
                 index += width
             case 2:
                 guard let length = readVarint(bytes, &index, end) else {
-                    throw Failure(code: .malformed, detail: "truncated length prefix", reversedPath: [name(field, number)])
+                    throw Failure(code: .malformed, detail: "truncated length prefix", reversedPath: [number])
                 }
                 guard length <= UInt64(end - index) else {
                     throw Failure(
                         code: .malformed, detail: "length \(length) exceeds the \(end - index) bytes left",
-                        reversedPath: [name(field, number)]
-                    )
+                        reversedPath: [number])
                 }
                 let bodyStart = index
                 index += Int(length)
-                guard let field else { continue }
-                switch field.kind {
-                case .string:
-                    if let problem = UTF8Check.firstProblem(bytes, from: bodyStart, to: index) {
-                        throw Failure(
-                            code: problem.isNUL ? .embeddedNUL : .invalidUTF8,
-                            detail: problem.isNUL
-                                ? "embedded NUL at byte \(problem.offset) of \(index - bodyStart)"
-                                : "invalid UTF-8 at byte \(problem.offset) of \(index - bodyStart)",
-                            reversedPath: [field.name]
-                        )
-                    }
-                case .message(let nested):
+                if let nested = shape.nested {
                     do {
-                        try walk(bytes, from: bodyStart, to: index, schema: nested, depth: depth + 1)
+                        try walk(bytes, from: bodyStart, to: index, nested, depth: depth + 1)
                     } catch {
                         var failure = error
-                        failure.reversedPath.append(field.name)
+                        failure.reversedPath.append(number)
                         throw failure
                     }
-                default:
-                    break
+                } else if shape.isString, let problem = UTF8Check.firstProblem(bytes, from: bodyStart, to: index) {
+                    throw Failure(
+                        code: problem.isNUL ? .embeddedNUL : .invalidUTF8,
+                        detail: problem.isNUL
+                            ? "embedded NUL at byte \(problem.offset) of \(index - bodyStart)"
+                            : "invalid UTF-8 at byte \(problem.offset) of \(index - bodyStart)",
+                        reversedPath: [number])
                 }
             default:
                 throw Failure(
-                    code: .malformed, detail: "unsupported wire type \(wireType) at byte \(tagOffset)",
-                    reversedPath: [name(field, number)]
-                )
+                    code: .malformed, detail: "unsupported wire type \(wireType) at byte \(tagOffset)", reversedPath: [number])
             }
         }
-    }
-
-    /// A field's name for an error; built only when one is thrown, since the walk runs on every request.
-    private static func name(_ field: WireSchema.Field?, _ number: UInt32) -> String {
-        field?.name ?? "<field \(number)>"
     }
 
     /// Reads a base-128 varint of at most 10 bytes ending before `end`; nil when it does not.
