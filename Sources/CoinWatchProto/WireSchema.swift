@@ -99,17 +99,8 @@ final class WireSchema: Sendable {
         @inline(__always)
         func shape(_ number: UInt32) -> Shape {
             if number < direct.count { return direct[Int(number)] }
-            var low = 0
-            var high = overflow.count
-            while low < high {
-                let mid = (low + high) / 2
-                if overflow[mid].number < number {
-                    low = mid + 1
-                } else {
-                    high = mid
-                }
-            }
-            return low < overflow.count && overflow[low].number == number ? overflow[low].shape : .unknown
+            let index = WireSchema.firstIndex(notBelow: number, count: overflow.count) { overflow[$0].number }
+            return index < overflow.count && overflow[index].number == number ? overflow[index].shape : .unknown
         }
     }
 
@@ -161,16 +152,24 @@ final class WireSchema: Sendable {
             let index = Int(slots[Int(number)])
             return index >= 0 ? fields[index] : nil
         }
+        let index = Self.firstIndex(notBelow: number, count: fields.count) { fields[$0].number }
+        return index < fields.count && fields[index].number == number ? fields[index] : nil
+    }
+
+    /// The index of the first of `count` ascending field numbers (`numberAt(index)`) that is not below `number`;
+    /// `count` when there is none.
+    @inline(__always)
+    static func firstIndex(notBelow number: UInt32, count: Int, _ numberAt: (Int) -> UInt32) -> Int {
         var low = 0
-        var high = fields.count
+        var high = count
         while low < high {
             let mid = (low + high) / 2
-            if fields[mid].number < number {
+            if numberAt(mid) < number {
                 low = mid + 1
             } else {
                 high = mid
             }
         }
-        return low < fields.count && fields[low].number == number ? fields[low] : nil
+        return low
     }
 }
