@@ -228,12 +228,20 @@ public final class CoinWatchClient: Sendable {
     }
 
     /// Runs any server-streaming method of the schema. Connects lazily; errors,
-    /// including failing to connect, arrive through the iteration.
+    /// including failing to connect, arrive through the iteration. A stream the server did not start
+    /// (`RPCError.notProcessed`) is started again on a new connection, up to once per configured server, as
+    /// `call` does; it had sent nothing, so nothing arrives twice.
     public func stream<Request, Response>(
         _ method: WireMethod<Request, Response>, _ request: Request, metadata: [String: String] = [:],
         bufferLimit: Int = 4096
     ) -> RPCResponseStream<Response> {
-        RPCResponseStream.start(bufferLimit: bufferLimit) { onMessage, onEnd throws(RPCError) in
+        // A stream the server did not start is started again on a new connection, as `call` sends a unary call again.
+        // The call's end handler keeps this closure for that, on the connection's loop: were the client held
+        // strongly here, letting go of it could end its life on its own loop, whose deinit cannot join that loop.
+        // A client gone has closed its connection, and so ended the stream, anyway.
+        RPCResponseStream.start(bufferLimit: bufferLimit, startingAgain: configuration.servers.count) {
+            [weak self] onMessage, onEnd throws(RPCError) in
+            guard let self else { throw RPCError(code: .unavailable, message: "the client was closed") }
             let connection = try await self.connect()
             let id = connection.startRawStream(
                 method: method.path, payload: request.serializedBytes(), metadata: metadata,

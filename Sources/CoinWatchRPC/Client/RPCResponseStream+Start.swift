@@ -8,8 +8,12 @@ extension RPCResponseStream where Element: WireMessage {
     /// the call it started. Messages are decoded as `Element`; a message that does
     /// not decode ends the stream with INTERNAL. Cancellation before `start` has
     /// finished is remembered and applied as soon as the call exists.
+    ///
+    /// A call that ends UNAVAILABLE and `RPCError.notProcessed` (the server never started it, so it sent nothing)
+    /// is started again, up to `startingAgain` times: `start` then connects anew.
     public static func start(
         bufferLimit: Int = 4096,
+        startingAgain: Int = 0,
         _ start: @escaping @Sendable (
             _ onMessage: @escaping @Sendable (UnsafeRawBufferPointer) -> Void, _ onEnd: @escaping @Sendable (RPCError?) -> Void
         ) async throws(RPCError) -> @Sendable () -> Void
@@ -26,16 +30,27 @@ extension RPCResponseStream where Element: WireMessage {
                 canceller.cancel()
             }
         }
-        let onEnd: @Sendable (RPCError?) -> Void = { error in
-            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
-        }
-        let task = Task {
-            do throws(RPCError) {
-                canceller.install(try await start(onMessage, onEnd))
-            } catch {
-                continuation.finish(throwing: error)
+        /// Starts the call, which may be started `left` more times if the server does not start it.
+        @Sendable func begin(left: Int) -> Task<Void, Never> {
+            let onEnd: @Sendable (RPCError?) -> Void = { error in
+                if let error, error.notProcessed, error.code == .unavailable, left > 0, !canceller.isCancelled {
+                    _ = begin(left: left - 1)
+                } else if let error {
+                    continuation.finish(throwing: error)
+                } else {
+                    continuation.finish()
+                }
+            }
+            return Task {
+                do throws(RPCError) {
+                    canceller.install(try await start(onMessage, onEnd))
+                } catch {
+                    continuation.finish(throwing: error)
+                }
             }
         }
+        // Only the first start is cancelled as a task; a later one finds the canceller cancelled when it installs.
+        let task = begin(left: startingAgain)
         continuation.onTermination = { termination in
             if case .cancelled = termination {
                 canceller.cancel()
@@ -64,6 +79,11 @@ final class StreamCanceller: Sendable {
             return false
         }
         if cancelNow { cancel() }
+    }
+
+    /// Whether the stream was cancelled.
+    var isCancelled: Bool {
+        state.withLock { if case .cancelled = $0 { true } else { false } }
     }
 
     func cancel() {

@@ -34,4 +34,26 @@ struct NotProcessedRetryTests {
         #expect(prices.map(\.symbol) == ["ETH"])
         #expect(prices.first?.price == V1.Decimal(mantissa: 7, scale: 0), "answered by the second server: \(prices)")
     }
+
+    @Test("a stream held past a draining server's call limit is started on the next configured server")
+    func heldStreamMovesToTheNextServer() async throws {
+        let first = try await ServerProcess.start(arguments: ["--max-calls", "1"])
+        defer { first.stopInBackground() }
+        let second = try await ServerProcess.start()
+        defer { second.stopInBackground() }
+        try await FollowStreamTests.publish([tick("ETH", 3)], to: first.address)
+        try await FollowStreamTests.publish([tick("ETH", 7)], to: second.address)
+
+        let client = CoinWatchClient(configuration: try CoinWatchClient.Configuration(address: "\(first.address),\(second.address)"))
+        defer { client.close() }
+        var running = client.streamPrices(symbols: ["ETH"]).makeAsyncIterator()
+        #expect(try await running.next()?.priceText == "3", "the first stream runs on the first server")
+
+        let held = client.streamPrices(symbols: ["ETH"])
+        let connection = try await client.connect()
+        #expect(await eventually { connection.heldCalls == 1 })
+        first.terminate()
+        var moved = held.makeAsyncIterator()
+        #expect(try await moved.next()?.priceText == "7", "started on the second server")
+    }
 }
