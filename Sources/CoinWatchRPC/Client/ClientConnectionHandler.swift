@@ -269,11 +269,12 @@ final class ClientConnectionHandler: ConnectionDelegate, @unchecked Sendable {
         case .goAway(let goAway):
             goAwayLastCallID = goAway.lastCallID
             usable.store(false, ordering: .releasing)
-            // The server will not start these, so they are marked for sending again (`RPCError.notProcessed`). Held
-            // calls have ids above every sent one's, so they fail here too: they never reached this server.
+            // The server will not start these, so they are marked for sending again (`RPCError.notProcessed`): the
+            // calls it did not accept, and every held call, whatever its id (ids are taken off the loop, so a held
+            // call's may be below a sent one's); none may be sent to a server going away.
             let reason = RPCError(code: .unavailable, message: "the server at \(address) is going away: \(goAway.reason)")
                 .asNotProcessed
-            for id in calls.keys where id > goAway.lastCallID {
+            for id in calls.keys where id > goAway.lastCallID || isHeld(id) {
                 if let (call, wasHeld) = removeCall(id) {
                     if !wasHeld { sentCalls -= 1 }
                     call.pending.fail(reason)

@@ -347,4 +347,36 @@ struct RPCServerCallTests {
         await running.server.shutdownNow()
         await group.shutdownGracefully()
     }
+
+    @Test("a GoAway ends every held call, one whose id is below the server's last accepted one too")
+    func goAwayEndsEveryHeldCall() async throws {
+        let silent = try SilentServer(welcome: V1.Welcome(protocolVersion: 1, serverName: "silent", maxConcurrentCalls: 1))
+        let group = try EventLoopGroup(threads: 1)
+        // The silent server answers no ping: keepalive, which would close the connection and end the calls its own
+        // way, must not come first however slow the steps before the GoAway are.
+        var options = RPCClientConnection.Options()
+        options.keepaliveInterval = .seconds(3600)
+        let client = try await RPCClientConnection.connect(
+            host: "127.0.0.1", port: silent.port, on: group.next(), options: options)
+        let sent = Task { try await client.unary(V1.Health.check, V1.HealthCheckRequest()) }
+        #expect(await eventually(timeout: .seconds(120)) { silent.calls == 1 })
+        let held = Task { try await client.unary(V1.Health.check, V1.HealthCheckRequest()) }
+        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+        // A last id above both calls': as when ids were taken in another order than the calls reached the loop, the
+        // held call's id is below it. It must end all the same, and not be sent to a server going away.
+        await silent.goAway(lastCallID: 1_000, reason: "draining")
+        let ended = await eventually(timeout: .seconds(120)) { client.heldCalls == 0 }
+        #expect(ended, "the GoAway ended the held call")
+        // Were it still held, closing ends it (with another message), so the test fails instead of waiting forever.
+        if !ended { client.close() }
+        let heldError = await #expect(throws: RPCError.self) { try await held.value }
+        #expect(heldError?.code == .unavailable)
+        #expect(heldError?.message.hasSuffix(" is going away: draining") == true, "\(String(describing: heldError))")
+        #expect(heldError?.notProcessed == true)
+        #expect(silent.calls == 1, "the held call never went to the server")
+        client.close()
+        _ = await sent.result
+        await silent.shutdown()
+        await group.shutdownGracefully()
+    }
 }

@@ -270,47 +270,64 @@ struct RPCServerLifecycleTests {
     }
 }
 
-/// Answers `Hello` with `Welcome`, then ignores everything.
+/// Answers `Hello` with `Welcome`, then ignores everything, unless told to send a `GoAway`.
 final class SilentServer: Sendable {
     let server: TestServer
-    /// Frames received after `Hello`, by kind, for tests of what a client sends by itself.
+    /// Frames received after `Hello`, by kind, and the connection, for tests of what a client sends by itself.
     let counter = PingCounter()
 
-    /// Pings received.
+    /// Pings and calls received, and the last connection.
     final class PingCounter: Sendable {
         let count = Atomic<Int>(0)
+        let calls = Atomic<Int>(0)
+        let connection = Mutex<Connection?>(nil)
     }
 
     var pings: Int { counter.count.load(ordering: .relaxed) }
+    var calls: Int { counter.calls.load(ordering: .relaxed) }
 
     /// - Parameter welcome: what it answers `Hello` with.
     init(welcome: V1.Welcome = V1.Welcome(protocolVersion: 1, serverName: "silent")) throws {
         let counter = self.counter
-        server = try TestServer { SilentDelegate(welcome: welcome) { counter.count.add(1, ordering: .relaxed) } }
+        server = try TestServer { SilentDelegate(welcome: welcome, counter: counter) }
     }
 
     var port: Int { server.port }
+
+    /// Sends the last connection a `GoAway` naming `lastCallID`, on its loop.
+    func goAway(lastCallID: UInt64, reason: String) async {
+        let connection = counter.connection.withLock { $0 }
+        await onLoop(server.group.loops[0]) {
+            let frame = V1.Frame(kind: .goAway(V1.GoAway(lastCallID: lastCallID, code: .unavailable, reason: reason)))
+            frame.serializedBytes().withUnsafeBytes { connection?.enqueueFrame(body: $0) }
+        }
+    }
 
     func shutdown() async { await server.shutdown() }
 
     final class SilentDelegate: ConnectionDelegate {
         let welcome: V1.Welcome
-        let pinged: () -> Void
+        let counter: PingCounter
         var welcomed = false
 
-        init(welcome: V1.Welcome, pinged: @escaping () -> Void) {
+        init(welcome: V1.Welcome, counter: PingCounter) {
             self.welcome = welcome
-            self.pinged = pinged
+            self.counter = counter
         }
 
         func frameReceived(_ body: UnsafeRawBufferPointer, on connection: Connection) {
             guard welcomed else {
                 welcomed = true
+                counter.connection.withLock { $0 = connection }
                 let frame = V1.Frame(kind: .welcome(welcome)).serializedBytes()
                 frame.withUnsafeBytes { connection.enqueueFrame(body: $0) }
                 return
             }
-            if case .ping? = (try? V1.Frame(serializedBytes: Array(body)))?.kind { pinged() }
+            switch (try? V1.Frame(serializedBytes: Array(body)))?.kind {
+            case .ping?: counter.count.add(1, ordering: .relaxed)
+            case .call?: counter.calls.add(1, ordering: .relaxed)
+            default: break
+            }
         }
     }
 }
