@@ -7,7 +7,7 @@ import CoinWatchRPC
 /// such as BTCC, or a symbol no feed carries): stored as asked, but said so, since nothing else would show it.
 enum SaveWarnings {
     /// The symbols `command` gives a rule (not an all-off one, which removes the symbol) for which `isPriced` says
-    /// no price was ever seen, in symbol order: one warning each (`text(for:)`).
+    /// no price was ever seen, in symbol order: one warning each (`appending`).
     static func unpriced(in command: SaveCommand, isPriced: (Symbol) -> Bool) -> [Symbol] {
         var symbols: [Symbol] = []
         // The command's symbols are validated, and each is named once.
@@ -18,11 +18,7 @@ enum SaveWarnings {
         return symbols
     }
 
-    /// The warning about `symbol`.
-    static func text(for symbol: Symbol) -> String {
-        String(decoding: prefix, as: UTF8.self) + symbol.rawValue + String(decoding: suffix, as: UTF8.self)
-    }
-
+    /// A warning is the prefix, the symbol and the suffix.
     private static let prefix = Array("no price has been seen for ".utf8)
     private static let suffix = Array(" on this server; its rule cannot fire until a feed or PublishPrices prices it".utf8)
 
