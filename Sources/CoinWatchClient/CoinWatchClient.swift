@@ -236,9 +236,10 @@ public final class CoinWatchClient: Sendable {
         bufferLimit: Int = 4096
     ) -> RPCResponseStream<Response> {
         // A stream the server did not start is started again on a new connection, as `call` sends a unary call again.
-        // The call's end handler keeps this closure for that, on the connection's loop: were the client held
-        // strongly here, letting go of it could end its life on its own loop, whose deinit cannot join that loop.
-        // A client gone has closed its connection, and so ended the stream, anyway.
+        // The call's end handler keeps this closure for that, in the connection's call table: held strongly, the
+        // client would keep itself alive through its own connection while the stream runs (so a caller letting go
+        // of it would not end the stream), and its last release could come on its own loop, whose deinit cannot
+        // join that loop. A client gone has closed its connection, and so ended the stream.
         RPCResponseStream.start(bufferLimit: bufferLimit, startingAgain: configuration.servers.count) {
             [weak self] onMessage, onEnd throws(RPCError) in
             guard let self else { throw RPCError(code: .unavailable, message: "the client was closed") }

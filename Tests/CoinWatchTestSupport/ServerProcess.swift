@@ -220,8 +220,8 @@ public final class ServerProcess: Sendable {
         _ = try? await onOwnThread { self.stopAndReap() }
     }
 
-    /// `stop()` for a `defer`, where a test cannot wait: sends SIGTERM now and leaves the wait for the exit (and the
-    /// SIGKILL after `stopTimeout`) to a thread of its own.
+    /// `stop()` for a `defer`, where a test cannot wait: a thread of its own sends SIGTERM, waits for the exit (with
+    /// the SIGKILL after `stopTimeout`) and reaps it. One signal only: a second SIGTERM makes coinwatchd exit at once.
     public func stopInBackground() {
         guard pid.withLock({ $0 }) != nil else { return }
         Thread { self.stopAndReap() }.start()
