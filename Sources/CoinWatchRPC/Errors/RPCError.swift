@@ -13,9 +13,10 @@ public struct RPCError: CoinWatchError {
     public var message: String
     /// The server did not start this call, so sending it again cannot repeat what it does, whatever the method.
     /// Set by the client alone (it is not on the wire): for a call the server's `GoAway` refused (its id above the
-    /// last one the server accepted), a call held past the server's call limit when its connection ended, and a call
-    /// started on a connection that had already ended or was going away. `CoinWatchClient` sends such a unary call
-    /// again on a new connection, within its deadline, as gRPC clients retry a stream refused by a `GOAWAY`.
+    /// last one the server accepted), every call held past the server's call limit when a `GoAway` came or its
+    /// connection ended, and a call started on a connection that had already ended or was going away.
+    /// `CoinWatchClient` sends such a unary call (within its deadline) or stream again on a new connection, as gRPC
+    /// clients retry a stream refused by a `GOAWAY`.
     public var notProcessed = false
 
     public init(code: Code, message: String) {
