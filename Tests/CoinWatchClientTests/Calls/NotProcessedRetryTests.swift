@@ -65,4 +65,23 @@ struct NotProcessedRetryTests {
         try await servers.drainFirstOnceOneCallIsHeld()
         #expect(try await held.next()?.priceText == "7", "started on the second server")
     }
+
+    @Test("a held stream whose client is let go ends UNAVAILABLE, the client was closed, instead of starting again",
+          .timeLimit(.minutes(5)))
+    func heldStreamOfAClientLetGo() async throws {
+        let server = try await ServerProcess.start(arguments: ["--max-calls", "1"])
+        defer { server.stopInBackground() }
+        try await FollowStreamTests.publish([tick("ETH", 3)], to: server.address)
+        var client: CoinWatchClient? = CoinWatchClient(configuration: try .init(address: server.address))
+        var running = client!.streamPrices(symbols: ["ETH"]).makeAsyncIterator()
+        #expect(try await running.next()?.priceText == "3")
+        var held = client!.streamPrices(symbols: ["ETH"]).makeAsyncIterator()
+        let connection = try await client!.connect()
+        #expect(await eventually { connection.heldCalls == 1 })
+        // Letting go of the client closes its connection: the held stream, never started, would start again, but
+        // there is no client to start it with.
+        client = nil
+        let error = await #expect(throws: RPCError.self) { _ = try await held.next() }
+        #expect(error == RPCError(code: .unavailable, message: "the client was closed"))
+    }
 }
