@@ -1,8 +1,9 @@
-/// Bump-allocated memory for the C structs, strings and arrays handed to protobuf-c's packer.
+/// Bump-allocated memory for the C structs, strings and arrays handed to protobuf-c's packer, and for the tree its
+/// unpacker builds (through a `ProtobufCAllocator` over the arena, in the generated bridge).
 ///
-/// Packing needs a tree of C structs that point at NUL-terminated strings and element arrays. Building it
-/// here costs one pointer bump per allocation instead of a malloc/free pair, and a small message fits in the
-/// stack buffer of `withScratchArena` entirely. Everything is released at once when the arena ends.
+/// Packing needs a tree of C structs that point at NUL-terminated strings and element arrays, and unpacking makes
+/// one. Building it here costs one pointer bump per allocation instead of a malloc/free pair, and a small message
+/// fits in the stack buffer of `withScratchArena` entirely. Everything is released at once when the arena ends.
 ///
 /// Memory handed out is uninitialized; callers initialize it (C structs through their `__init` function)
 /// before reading it.

@@ -1,17 +1,17 @@
 /// The steps every generated decoder and encoder share; the generated bridge supplies the C calls.
 
-/// Decodes through protobuf-c: size guard, `unpack`, string validation, conversion, `free`.
+/// Decodes through protobuf-c: size guard, `unpack` into a scratch arena, string validation, conversion.
 ///
 /// protobuf-c parses first because it is the authority on the encoding (and checks lengths and counts against
 /// the input); WireValidator then walks the same bytes for what protobuf-c does not check. When protobuf-c
-/// rejects the input, WireValidator is asked for a more precise reason.
+/// rejects the input, WireValidator is asked for a more precise reason. The C tree lives in the arena `unpack`
+/// is given, so it is released with it once converted.
 @inline(__always)
 func decodeThroughProtobufC<CMessage, Value: WireMessage>(
     _ bytes: UnsafeRawBufferPointer,
     maxBytes: Int,
     schema: WireSchema,
-    unpack: (Int, UnsafePointer<UInt8>) -> UnsafeMutablePointer<CMessage>?,
-    free: (UnsafeMutablePointer<CMessage>) -> Void,
+    unpack: (inout ScratchArena, Int, UnsafePointer<UInt8>) -> UnsafeMutablePointer<CMessage>?,
     convert: (UnsafePointer<CMessage>) -> Value
 ) throws(WireDecodingError) -> Value {
     guard bytes.count <= maxBytes else {
@@ -23,12 +23,18 @@ func decodeThroughProtobufC<CMessage, Value: WireMessage>(
     guard let base = bytes.baseAddress, !bytes.isEmpty else {
         return Value()
     }
-    guard let message = unpack(bytes.count, base.assumingMemoryBound(to: UInt8.self)) else {
-        throw WireValidator.explainRejection(bytes, schema: schema)
+    let decoded: Result<Value, WireDecodingError> = withScratchArena { arena in
+        guard let message = unpack(&arena, bytes.count, base.assumingMemoryBound(to: UInt8.self)) else {
+            return .failure(WireValidator.explainRejection(bytes, schema: schema))
+        }
+        do throws(WireDecodingError) {
+            try WireValidator.validate(bytes, schema: schema)
+        } catch {
+            return .failure(error)
+        }
+        return .success(convert(message))
     }
-    defer { free(message) }
-    try WireValidator.validate(bytes, schema: schema)
-    return convert(message)
+    return try decoded.get()
 }
 
 /// A new array holding what `pack` writes; `count` is protobuf-c's `get_packed_size` of the message.

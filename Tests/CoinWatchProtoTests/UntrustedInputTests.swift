@@ -189,6 +189,10 @@ struct UntrustedInputTests {
     func lastOneWins() throws {
         let twice = V1.Cancel(callID: 1).serializedBytes() + V1.Cancel(callID: 2).serializedBytes()
         #expect(try V1.Cancel(serializedBytes: twice).callID == 2)
+        // A string sent twice: protobuf-c drops the first (its allocator's `free`, which the arena's ignores).
+        let named = V1.GetSettingsRequest(deviceID: "first").serializedBytes()
+            + V1.GetSettingsRequest(deviceID: "second-device").serializedBytes()
+        #expect(try V1.GetSettingsRequest(serializedBytes: named).deviceID == "second-device")
 
         // A sub-message sent twice: strings, nested messages and repeated fields merge as protobuf specifies,
         // but protobuf-c 1.4.1 does not carry proto3 scalars over from the earlier occurrence (its merge tests

@@ -352,9 +352,12 @@ BRIDGE_PREAMBLE = """\
 // Contracts of the C functions called here (protobuf-c.h and protoc-c output):
 // - `x__unpack(allocator, len, data)` parses `len` bytes at `data` (it keeps no
 //   reference to them) and returns NULL on malformed input or allocation
-//   failure. With a NULL allocator the message and everything it points to come
-//   from malloc; the caller owns the tree and releases all of it with
-//   `x__free_unpacked(message, NULL)`.
+//   failure. Every block of the message's tree comes from `allocator->alloc`
+//   (malloc when the allocator is NULL); `allocator->free` is called only for
+//   blocks it drops on the way (on failure, and when a field given twice
+//   replaces its earlier value). Here the allocator draws on a ScratchArena
+//   (`unpackInArena`), so the tree is released with the arena, and
+//   `x__free_unpacked` is never needed.
 // - `x__init(message)` sets every field of caller-owned storage to its default
 //   (strings point at the shared `protobuf_c_empty_string`); it allocates nothing.
 // - `x__get_packed_size(message)` returns the exact count `x__pack` writes; both
@@ -392,6 +395,27 @@ private func cArray<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> Uns
 @inline(__always)
 private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufCBinaryData {
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
+}
+
+/// Runs `unpack` with a protobuf-c allocator drawing on `arena`: each block of the unpacked tree is a pointer
+/// bump instead of a malloc and a free (a SaveSettingsRequest with two rules is thirteen blocks), and the tree goes
+/// when the arena does. Blocks protobuf-c drops while parsing stay in the arena until then, which bounds them by
+/// the input's size. Aligned to 16 bytes, as malloc's blocks are.
+@inline(__always)
+private func unpackInArena<CMessage>(
+    _ arena: inout ScratchArena,
+    _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>) -> UnsafeMutablePointer<CMessage>?
+) -> UnsafeMutablePointer<CMessage>? {
+    withUnsafeMutablePointer(to: &arena) { arena in
+        var allocator = ProtobufCAllocator(
+            alloc: { data, size in
+                data?.assumingMemoryBound(to: ScratchArena.self).pointee.allocate(byteCount: size, alignment: 16)
+            },
+            free: { _, _ in },
+            allocator_data: UnsafeMutableRawPointer(arena)
+        )
+        return unpack(&allocator)
+    }
 }
 """
 
@@ -526,8 +550,7 @@ def emit_bridge_message(w, m):
     w("self = try decodeThroughProtobufC(")
     w.indent()
     w(f"bytes, maxBytes: maxBytes, schema: WireSchemas.{schema_ident(m.full_name)},")
-    w(f"unpack: {{ {m.c_prefix}__unpack(nil, $0, $1) }},")
-    w(f"free: {{ {m.c_prefix}__free_unpacked($0, nil) }},")
+    w(f"unpack: {{ arena, count, data in unpackInArena(&arena) {{ {m.c_prefix}__unpack($0, count, data) }} }},")
     w("convert: { Self(cMessage: $0) }")
     w.dedent()
     w(")")

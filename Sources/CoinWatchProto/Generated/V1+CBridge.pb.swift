@@ -8,9 +8,12 @@
 // Contracts of the C functions called here (protobuf-c.h and protoc-c output):
 // - `x__unpack(allocator, len, data)` parses `len` bytes at `data` (it keeps no
 //   reference to them) and returns NULL on malformed input or allocation
-//   failure. With a NULL allocator the message and everything it points to come
-//   from malloc; the caller owns the tree and releases all of it with
-//   `x__free_unpacked(message, NULL)`.
+//   failure. Every block of the message's tree comes from `allocator->alloc`
+//   (malloc when the allocator is NULL); `allocator->free` is called only for
+//   blocks it drops on the way (on failure, and when a field given twice
+//   replaces its earlier value). Here the allocator draws on a ScratchArena
+//   (`unpackInArena`), so the tree is released with the arena, and
+//   `x__free_unpacked` is never needed.
 // - `x__init(message)` sets every field of caller-owned storage to its default
 //   (strings point at the shared `protobuf_c_empty_string`); it allocates nothing.
 // - `x__get_packed_size(message)` returns the exact count `x__pack` writes; both
@@ -50,14 +53,34 @@ private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufC
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
 
+/// Runs `unpack` with a protobuf-c allocator drawing on `arena`: each block of the unpacked tree is a pointer
+/// bump instead of a malloc and a free (a SaveSettingsRequest with two rules is thirteen blocks), and the tree goes
+/// when the arena does. Blocks protobuf-c drops while parsing stay in the arena until then, which bounds them by
+/// the input's size. Aligned to 16 bytes, as malloc's blocks are.
+@inline(__always)
+private func unpackInArena<CMessage>(
+    _ arena: inout ScratchArena,
+    _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>) -> UnsafeMutablePointer<CMessage>?
+) -> UnsafeMutablePointer<CMessage>? {
+    withUnsafeMutablePointer(to: &arena) { arena in
+        var allocator = ProtobufCAllocator(
+            alloc: { data, size in
+                data?.assumingMemoryBound(to: ScratchArena.self).pointee.allocate(byteCount: size, alignment: 16)
+            },
+            free: { _, _ in },
+            allocator_data: UnsafeMutableRawPointer(arena)
+        )
+        return unpack(&allocator)
+    }
+}
+
 // MARK: - coinwatch.v1.Decimal
 
 extension V1.Decimal {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Decimal,
-            unpack: { coinwatch__v1__decimal__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__decimal__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__decimal__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -103,8 +126,7 @@ extension V1.AlertRule {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_AlertRule,
-            unpack: { coinwatch__v1__alert_rule__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__alert_rule__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert_rule__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -150,8 +172,7 @@ extension V1.Settings {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Settings,
-            unpack: { coinwatch__v1__settings__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__settings__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__settings__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -223,8 +244,7 @@ extension V1.GetSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetSettingsRequest,
-            unpack: { coinwatch__v1__get_settings_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_settings_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -268,8 +288,7 @@ extension V1.GetSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetSettingsResponse,
-            unpack: { coinwatch__v1__get_settings_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_settings_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -313,8 +332,7 @@ extension V1.SaveSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_SaveSettingsRequest,
-            unpack: { coinwatch__v1__save_settings_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__save_settings_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -405,8 +423,7 @@ extension V1.SaveSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_SaveSettingsResponse,
-            unpack: { coinwatch__v1__save_settings_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__save_settings_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -463,8 +480,7 @@ extension V1.DeleteSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeleteSettingsRequest,
-            unpack: { coinwatch__v1__delete_settings_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__delete_settings_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -520,8 +536,7 @@ extension V1.DeleteSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeleteSettingsResponse,
-            unpack: { coinwatch__v1__delete_settings_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__delete_settings_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -565,8 +580,7 @@ extension V1.Tick {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Tick,
-            unpack: { coinwatch__v1__tick__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__tick__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__tick__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -614,8 +628,7 @@ extension V1.StreamPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StreamPricesRequest,
-            unpack: { coinwatch__v1__stream_prices_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__stream_prices_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_prices_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -672,8 +685,7 @@ extension V1.PriceUpdate {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PriceUpdate,
-            unpack: { coinwatch__v1__price_update__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__price_update__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__price_update__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -731,8 +743,7 @@ extension V1.GetPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetPricesRequest,
-            unpack: { coinwatch__v1__get_prices_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_prices_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -785,8 +796,7 @@ extension V1.GetPricesResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetPricesResponse,
-            unpack: { coinwatch__v1__get_prices_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_prices_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -839,8 +849,7 @@ extension V1.PublishPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PublishPricesRequest,
-            unpack: { coinwatch__v1__publish_prices_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__publish_prices_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -893,8 +902,7 @@ extension V1.PublishPricesResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PublishPricesResponse,
-            unpack: { coinwatch__v1__publish_prices_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__publish_prices_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -938,8 +946,7 @@ extension V1.StreamAlertsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StreamAlertsRequest,
-            unpack: { coinwatch__v1__stream_alerts_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__stream_alerts_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_alerts_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -983,8 +990,7 @@ extension V1.Alert {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Alert,
-            unpack: { coinwatch__v1__alert__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__alert__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1048,8 +1054,7 @@ extension V1.DeviceRegistration {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeviceRegistration,
-            unpack: { coinwatch__v1__device_registration__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__device_registration__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__device_registration__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1115,8 +1120,7 @@ extension V1.RegisterDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceRequest,
-            unpack: { coinwatch__v1__register_device_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__register_device_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1168,8 +1172,7 @@ extension V1.RegisterDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceResponse,
-            unpack: { coinwatch__v1__register_device_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__register_device_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1215,8 +1218,7 @@ extension V1.UnregisterDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceRequest,
-            unpack: { coinwatch__v1__unregister_device_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__unregister_device_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1260,8 +1262,7 @@ extension V1.UnregisterDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceResponse,
-            unpack: { coinwatch__v1__unregister_device_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__unregister_device_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1305,8 +1306,7 @@ extension V1.GetDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceRequest,
-            unpack: { coinwatch__v1__get_device_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_device_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1350,8 +1350,7 @@ extension V1.GetDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceResponse,
-            unpack: { coinwatch__v1__get_device_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__get_device_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1395,8 +1394,7 @@ extension V1.HealthCheckRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_HealthCheckRequest,
-            unpack: { coinwatch__v1__health_check_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__health_check_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1440,8 +1438,7 @@ extension V1.HealthCheckResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_HealthCheckResponse,
-            unpack: { coinwatch__v1__health_check_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__health_check_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1500,8 +1497,7 @@ extension V1.FeedSourceHealth {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_FeedSourceHealth,
-            unpack: { coinwatch__v1__feed_source_health__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__feed_source_health__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__feed_source_health__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1561,8 +1557,7 @@ extension V1.ClusterHealth {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterHealth,
-            unpack: { coinwatch__v1__cluster_health__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__cluster_health__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_health__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1640,8 +1635,7 @@ extension V1.ClusterLease {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterLease,
-            unpack: { coinwatch__v1__cluster_lease__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__cluster_lease__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_lease__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1691,8 +1685,7 @@ extension V1.PushDeliveryState {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PushDeliveryState,
-            unpack: { coinwatch__v1__push_delivery_state__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__push_delivery_state__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__push_delivery_state__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1758,8 +1751,7 @@ extension V1.Frame {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Frame,
-            unpack: { coinwatch__v1__frame__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__frame__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__frame__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1858,8 +1850,7 @@ extension V1.Status {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Status,
-            unpack: { coinwatch__v1__status__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__status__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__status__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1905,8 +1896,7 @@ extension V1.Hello {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Hello,
-            unpack: { coinwatch__v1__hello__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__hello__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__hello__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1954,8 +1944,7 @@ extension V1.Welcome {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Welcome,
-            unpack: { coinwatch__v1__welcome__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__welcome__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__welcome__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2020,8 +2009,7 @@ extension V1.Call {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Call,
-            unpack: { coinwatch__v1__call__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__call__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__call__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2095,8 +2083,7 @@ extension V1.Message {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Message,
-            unpack: { coinwatch__v1__message__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__message__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__message__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2142,8 +2129,7 @@ extension V1.End {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_End,
-            unpack: { coinwatch__v1__end__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__end__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__end__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2215,8 +2201,7 @@ extension V1.Cancel {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Cancel,
-            unpack: { coinwatch__v1__cancel__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__cancel__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cancel__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2260,8 +2245,7 @@ extension V1.Ping {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Ping,
-            unpack: { coinwatch__v1__ping__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__ping__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__ping__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2305,8 +2289,7 @@ extension V1.Pong {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Pong,
-            unpack: { coinwatch__v1__pong__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__pong__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__pong__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2350,8 +2333,7 @@ extension V1.GoAway {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GoAway,
-            unpack: { coinwatch__v1__go_away__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__go_away__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__go_away__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2399,8 +2381,7 @@ extension V1.ConnectionError {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ConnectionError,
-            unpack: { coinwatch__v1__connection_error__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__connection_error__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__connection_error__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2446,8 +2427,7 @@ extension V1.ServiceKey {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ServiceKey,
-            unpack: { coinwatch__v1__service_key__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__service_key__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__service_key__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2510,8 +2490,7 @@ extension V1.CreateKeyRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyRequest,
-            unpack: { coinwatch__v1__create_key_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__create_key_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2566,8 +2545,7 @@ extension V1.CreateKeyResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyResponse,
-            unpack: { coinwatch__v1__create_key_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__create_key_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2613,8 +2591,7 @@ extension V1.ListKeysRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysRequest,
-            unpack: { coinwatch__v1__list_keys_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__list_keys_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2658,8 +2635,7 @@ extension V1.ListKeysResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysResponse,
-            unpack: { coinwatch__v1__list_keys_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__list_keys_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2712,8 +2688,7 @@ extension V1.RevokeKeyRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyRequest,
-            unpack: { coinwatch__v1__revoke_key_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__revoke_key_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2757,8 +2732,7 @@ extension V1.RevokeKeyResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyResponse,
-            unpack: { coinwatch__v1__revoke_key_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__revoke_key_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2802,8 +2776,7 @@ extension V1.ResetDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceRequest,
-            unpack: { coinwatch__v1__reset_device_request__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__reset_device_request__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_request__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2849,8 +2822,7 @@ extension V1.ResetDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceResponse,
-            unpack: { coinwatch__v1__reset_device_response__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__reset_device_response__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_response__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2896,8 +2868,7 @@ extension V1.StoredServiceKey {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredServiceKey,
-            unpack: { coinwatch__v1__stored_service_key__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__stored_service_key__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_service_key__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2960,8 +2931,7 @@ extension V1.StoredDeviceSecret {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredDeviceSecret,
-            unpack: { coinwatch__v1__stored_device_secret__unpack(nil, $0, $1) },
-            free: { coinwatch__v1__stored_device_secret__free_unpacked($0, nil) },
+            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_device_secret__unpack($0, count, data) } },
             convert: { Self(cMessage: $0) }
         )
     }
