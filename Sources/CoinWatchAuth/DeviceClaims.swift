@@ -56,8 +56,12 @@ public struct DeviceClaims: Sendable {
     /// - Throws: UNAUTHENTICATED when an anonymous caller lost the race for the device (authorisation required);
     ///   UNAVAILABLE when no secret can be made.
     public func claim(_ device: DeviceID, issuedBy: String, context: ServerContext) throws(RPCError) -> DeviceClaim? {
+        let isClaimed = credentials.isClaimed(device)
+        // Nearly every call is about a device claimed long ago: with authorisation not required there is then nothing
+        // to issue or refuse, and the call's credential need not be read.
+        if isClaimed && mode != .required { return nil }
         let credential = Self.credentialText(context)
-        if !credentials.isClaimed(device) && !Self.isServiceKey(credential) {
+        if !isClaimed && !Self.isServiceKey(credential) {
             let claim: DeviceClaim?
             do {
                 claim = try credentials.beginClaim(device, issuedBy: issuedBy)
