@@ -36,7 +36,7 @@ struct SaveCommand: Sendable {
             device = try DeviceID(validating: request.deviceID, field: "device_id")
             var setRules: [(symbol: Symbol, rule: V1.AlertRule?)] = []
             setRules.reserveCapacity(request.setRules.count)
-            var rawKeyBySymbol: [String: String] = [:]
+            var rawKeyBySymbol = [String: String](minimumCapacity: request.setRules.count)
             // Sorted by UTF-8 bytes so that the first error reported does not depend on hashing.
             let keys = request.setRules.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for key in keys {

@@ -12,6 +12,8 @@ enum SaveWarnings {
         var symbols: [Symbol] = []
         // The command's symbols are validated, and each is named once.
         for (symbol, rule) in command.setRules where rule != nil && !isPriced(symbol) {
+            // One allocation, and none for the usual save, whose symbols are all priced.
+            if symbols.isEmpty { symbols.reserveCapacity(command.setRules.count) }
             symbols.append(symbol)
         }
         if symbols.count > 1 { symbols.sort() }
