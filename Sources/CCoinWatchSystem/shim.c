@@ -138,6 +138,21 @@ int cw_sys_lower_thread_priority(int increment) {
     return setpriority(PRIO_PROCESS, (id_t)tid, current + increment) == 0 ? 0 : errno;
 }
 
+int cw_sys_use_batch_scheduling(void) {
+    // sched_setscheduler(2): with pid 0 the calling thread's policy is set (Linux keeps it per thread).
+    // SCHED_BATCH takes a static priority of 0, keeps the nice value, and needs no privilege to enter from
+    // SCHED_OTHER; the scheduler "will apply a small scheduling penalty with respect to wakeup behavior".
+    struct sched_param param = {.sched_priority = 0};
+    return sched_setscheduler(0, SCHED_BATCH, &param) == 0 ? 0 : errno;
+}
+
+int cw_sys_thread_is_batch_scheduled(void) {
+    // sched_getscheduler(2): with pid 0, the calling thread's policy.
+    int policy = sched_getscheduler(0);
+    if (policy == -1) return -1;
+    return policy == SCHED_BATCH ? 1 : 0;
+}
+
 int cw_sys_set_thread_name(const char *name) {
     // pthread_setname_np(3): the name is copied; longer than 15 bytes fails with ERANGE, so we
     // truncate to fit.

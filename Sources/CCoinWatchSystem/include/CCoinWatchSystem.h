@@ -74,6 +74,13 @@ int cw_sys_thread_nice(int *nice);
 /// prefers other threads when the CPU is short: 0 or an errno.
 int cw_sys_lower_thread_priority(int increment);
 
+/// Moves the calling thread to SCHED_BATCH (sched_setscheduler on it), keeping its nice value: it gets the same
+/// share of the CPU, but when woken it does not preempt the thread running on its core. 0 or an errno.
+int cw_sys_use_batch_scheduling(void);
+
+/// 1 when the calling thread is under SCHED_BATCH, 0 when under another policy, -1 with errno if unknown.
+int cw_sys_thread_is_batch_scheduled(void);
+
 /// CPUs in the calling thread's affinity mask (sched_getaffinity): what `taskset` or a cpuset
 /// leaves this process, as opposed to the CPUs online. Returns the count or -1 with errno.
 int cw_sys_affinity_cpu_count(void);

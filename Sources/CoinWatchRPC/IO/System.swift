@@ -256,6 +256,21 @@ enum Sys {
         return cw_sys_thread_nice(&nice) == 0 ? nice : nil
     }
 
+    /// Puts the calling thread under batch scheduling (`SCHED_BATCH`); false if the system refused.
+    @discardableResult
+    static func useBatchScheduling() -> Bool {
+        cw_sys_use_batch_scheduling() == 0
+    }
+
+    /// Whether the calling thread is under batch scheduling; nil if its policy cannot be read.
+    static func threadIsBatchScheduled() -> Bool? {
+        switch cw_sys_thread_is_batch_scheduled() {
+        case 1: true
+        case 0: false
+        default: nil
+        }
+    }
+
     /// Starts a detached thread named `name` (at most 15 bytes are kept) running `body`. Callers that
     /// need to wait for it signal their own completion (see `EventLoop.join`).
     static func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) {

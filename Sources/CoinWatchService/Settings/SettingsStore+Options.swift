@@ -1,3 +1,4 @@
+import CoinWatchRPC
 import CoinWatchStore
 
 extension SettingsStore {
@@ -9,6 +10,12 @@ extension SettingsStore {
         /// The size of the settings journal when it is created. Each time it fills, the writer waits for LevelDB to
         /// flush its memory table (a checkpoint) before starting it again; a larger journal does that less often.
         public var journalCapacity: Int = WriteAheadJournal.defaultCapacity
+        /// Whether the writer and sync threads are batch-scheduled (`NamedThread.Priority.batch`): woken by a loop's
+        /// round or by each other, they wait for the running loop to finish its round instead of preempting it. On
+        /// by default when the process has one core (`ProcessorBudget`), where they share it with the loop: durable
+        /// saves' p99 fell by a quarter to a third there (docs/PERFORMANCE.md). With more cores they keep the loops'
+        /// policy, since a loop waiting for the writer would then wait for a core that another loop or a client holds.
+        public var yieldsToEventLoops: Bool = ProcessorBudget.current().cores == 1
 
         public init() {}
 

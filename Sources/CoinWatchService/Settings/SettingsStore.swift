@@ -107,11 +107,12 @@ public final class SettingsStore: Sendable {
         writerExited.enter()
         let writer = self.writer
         let writerExited = self.writerExited
-        NamedThread.start(name: "cw-settings") {
+        let priority: NamedThread.Priority = options.yieldsToEventLoops ? .batch : .normal
+        NamedThread.start(name: "cw-settings", priority: priority) {
             writer.run()
             writerExited.leave()
         }
-        NamedThread.start(name: "cw-settings-sync") {
+        NamedThread.start(name: "cw-settings-sync", priority: priority) {
             writer.runSync()
             // A journal opened here lives as long as the threads that write to it; this one finishes last (it
             // answers the rounds the writer handed over before stopping).

@@ -1,6 +1,6 @@
 @testable import CoinWatchService
 import CoinWatchProto
-import CoinWatchRPC
+@testable import CoinWatchRPC
 import CoinWatchStore
 import CoinWatchTestSupport
 import Dispatch
@@ -178,6 +178,51 @@ struct SettingsStorePipelineTests {
             sink.openGate()
             let results = try log.waitForAll()
             #expect(results.allSatisfy { (try? $0.get())?.version == 1 })
+        }
+    }
+
+    @Test("with yieldsToEventLoops the writer and sync threads are batch-scheduled, without it they are not")
+    func batchScheduledThreads() async throws {
+        for yields in [true, false] {
+            try await withTemporaryDirectory(prefix: "settings-batch") { directory in
+                let database = try Database(path: databasePath(in: directory))
+                defer { database.close() }
+                let sink = PolicyRecordingSink(database: database)
+                var options = SettingsStore.Options()
+                options.yieldsToEventLoops = yields
+                let store = try SettingsStore(database: database, sink: sink, options: options, clock: { 1_700_000_000_000 })
+                defer { store.close() }
+                var request = V1.SaveSettingsRequest(deviceID: "batch-policy")
+                request.setRules["BTC"] = rule(below: "1")
+                #expect(try await store.saveResult(request).get().version == 1)
+                #expect(sink.seen.withLock { $0 } == Seen(append: yields, sync: yields))
+            }
+        }
+    }
+
+    struct Seen: Equatable {
+        var append: Bool?
+        var sync: Bool?
+    }
+
+    /// A sink that notes whether the threads calling it (the writer appends, the sync thread syncs) are
+    /// batch-scheduled.
+    final class PolicyRecordingSink: SettingsBatchSink {
+        let database: Database
+        let seen = Mutex(Seen())
+
+        init(database: Database) {
+            self.database = database
+        }
+
+        func append(_ batch: WriteBatch) throws(StoreError) -> UInt64 {
+            seen.withLock { $0.append = NamedThread.currentIsBatchScheduled }
+            try database.write(batch, sync: true)
+            return 1
+        }
+
+        func sync(through sequence: UInt64) throws(StoreError) {
+            seen.withLock { $0.sync = NamedThread.currentIsBatchScheduled }
         }
     }
 }
