@@ -39,7 +39,15 @@ public final class CoinWatchClient: Sendable {
 
     deinit {
         current.withLock { $0?.connection.close() }
-        group.withLock { $0 }?.syncShutdownGracefully()
+        guard let group = group.withLock({ $0 }) else { return }
+        if group.loops.contains(where: \.inEventLoop) {
+            // The last reference went in a job on the client's own loop (a handler holding the client), and a loop
+            // cannot wait for itself to end. Stopped, it finishes that job and exits, and nothing of the client's
+            // is left for it to run.
+            for loop in group.loops { loop.stop() }
+        } else {
+            group.syncShutdownGracefully()
+        }
     }
 
     /// The loop connections run on, started on first use so that failing to start it (the process is out of file
