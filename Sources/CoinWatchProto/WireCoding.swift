@@ -1,17 +1,24 @@
 /// The steps every generated decoder and encoder share; the generated bridge supplies the C calls.
 
-/// Decodes through protobuf-c: size guard, `unpack` into a scratch arena, string validation, conversion.
+/// Decodes through protobuf-c: size guard, `unpack` (into a scratch arena when it can), string validation,
+/// conversion.
 ///
 /// protobuf-c parses first because it is the authority on the encoding (and checks lengths and counts against
 /// the input); WireValidator then walks the same bytes for what protobuf-c does not check. When protobuf-c
-/// rejects the input, WireValidator is asked for a more precise reason. The C tree lives in the arena `unpack`
-/// is given, so it is released with it once converted.
+/// rejects the input, WireValidator is asked for a more precise reason.
+///
+/// `unpackInArena` builds the C tree in an arena that goes once the value is converted, with no malloc or free per
+/// block; it gives nil when protobuf-c rejected the input or dropped a block it had unpacked (a field sent more
+/// than once), which an arena would keep. The input is then unpacked again by `unpack`, with malloc, and released
+/// by `free`, so odd input costs what it always did.
 @inline(__always)
 func decodeThroughProtobufC<CMessage, Value: WireMessage>(
     _ bytes: UnsafeRawBufferPointer,
     maxBytes: Int,
     schema: WireSchema,
-    unpack: (inout ScratchArena, Int, UnsafePointer<UInt8>) -> UnsafeMutablePointer<CMessage>?,
+    unpackInArena: (inout ScratchArena, Int, UnsafePointer<UInt8>) -> UnsafeMutablePointer<CMessage>?,
+    unpack: (Int, UnsafePointer<UInt8>) -> UnsafeMutablePointer<CMessage>?,
+    free: (UnsafeMutablePointer<CMessage>) -> Void,
     convert: (UnsafePointer<CMessage>) -> Value
 ) throws(WireDecodingError) -> Value {
     guard bytes.count <= maxBytes else {
@@ -23,10 +30,9 @@ func decodeThroughProtobufC<CMessage, Value: WireMessage>(
     guard let base = bytes.baseAddress, !bytes.isEmpty else {
         return Value()
     }
-    let decoded: Result<Value, WireDecodingError> = withScratchArena { arena in
-        guard let message = unpack(&arena, bytes.count, base.assumingMemoryBound(to: UInt8.self)) else {
-            return .failure(WireValidator.explainRejection(bytes, schema: schema))
-        }
+    let data = base.assumingMemoryBound(to: UInt8.self)
+    let inArena: Result<Value, WireDecodingError>? = withScratchArena { arena in
+        guard let message = unpackInArena(&arena, bytes.count, data) else { return nil }
         do throws(WireDecodingError) {
             try WireValidator.validate(bytes, schema: schema)
         } catch {
@@ -34,7 +40,15 @@ func decodeThroughProtobufC<CMessage, Value: WireMessage>(
         }
         return .success(convert(message))
     }
-    return try decoded.get()
+    if let inArena {
+        return try inArena.get()
+    }
+    guard let message = unpack(bytes.count, data) else {
+        throw WireValidator.explainRejection(bytes, schema: schema)
+    }
+    defer { free(message) }
+    try WireValidator.validate(bytes, schema: schema)
+    return convert(message)
 }
 
 /// A new array holding what `pack` writes; `count` is protobuf-c's `get_packed_size` of the message.

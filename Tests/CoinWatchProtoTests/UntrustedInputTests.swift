@@ -1,4 +1,5 @@
 import CoinWatchProto
+import Foundation
 import Testing
 
 /// Targeted hostile inputs: each must give a precise error (or a correct value), never a crash.
@@ -211,4 +212,31 @@ struct UntrustedInputTests {
             + V1.Frame(kind: .ping(V1.Ping(payload: [1]))).serializedBytes()
         #expect(try V1.Frame(serializedBytes: kinds).kind == .ping(V1.Ping(payload: [1])))
     }
+
+    @Test("a singular message sent many times is merged in memory that stays near the input's size")
+    func repeatedSingularMessage() throws {
+        // Each occurrence of `settings` adds a rule; protobuf-c merges every occurrence into the next, dropping the
+        // earlier copy. A tree that kept the dropped copies (an arena that never frees) would hold the square of
+        // the input: about 3.6 GB for these 30,000 occurrences (270 KB).
+        let count = 30_000
+        var bytes: [UInt8] = []
+        for index in 0..<count {
+            bytes += V1.GetSettingsResponse(settings: V1.Settings(rules: ["r\(index)": V1.AlertRule()])).serializedBytes()
+        }
+        let before = try Self.peakResidentKiB()
+        let merged = try #require(try V1.GetSettingsResponse(serializedBytes: bytes).settings)
+        let grown = try Self.peakResidentKiB() - before
+        #expect(merged.rules.count == count)
+        #expect(merged.rules["r29999"] == V1.AlertRule())
+        // The process's peak: other tests running meanwhile could only raise it, and none comes near this.
+        #expect(grown < 512 * 1024, "peak resident memory grew by \(grown) KiB decoding \(bytes.count) bytes")
+    }
+
+    /// The process's peak resident set (`VmHWM` in /proc/self/status), in KiB.
+    static func peakResidentKiB() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+    }
 }
+

@@ -353,11 +353,11 @@ BRIDGE_PREAMBLE = """\
 // - `x__unpack(allocator, len, data)` parses `len` bytes at `data` (it keeps no
 //   reference to them) and returns NULL on malformed input or allocation
 //   failure. Every block of the message's tree comes from `allocator->alloc`
-//   (malloc when the allocator is NULL); `allocator->free` is called only for
-//   blocks it drops on the way (on failure, and when a field given twice
-//   replaces its earlier value). Here the allocator draws on a ScratchArena
-//   (`unpackInArena`), so the tree is released with the arena, and
-//   `x__free_unpacked` is never needed.
+//   (malloc when the allocator is NULL); `allocator->free` is called for the
+//   blocks it drops on the way (on failure, and when a field given twice has
+//   its earlier value merged or replaced). With a NULL allocator the caller
+//   owns the tree and releases all of it with `x__free_unpacked(message, NULL)`;
+//   with `unpackInArena`'s, the tree is released with the arena.
 // - `x__init(message)` sets every field of caller-owned storage to its default
 //   (strings point at the shared `protobuf_c_empty_string`); it allocates nothing.
 // - `x__get_packed_size(message)` returns the exact count `x__pack` writes; both
@@ -397,24 +397,45 @@ private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufC
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
 
+/// What `unpackInArena` gives protobuf-c as its allocator's data.
+private struct ArenaAllocatorState {
+    let arena: UnsafeMutablePointer<ScratchArena>
+    /// protobuf-c freed a block it had unpacked: it does so for a field sent more than once (the earlier value is
+    /// merged into the later one or replaced) and on failure.
+    var droppedBlock = false
+}
+
 /// Runs `unpack` with a protobuf-c allocator drawing on `arena`: each block of the unpacked tree is a pointer
 /// bump instead of a malloc and a free (a SaveSettingsRequest with two rules is thirteen blocks), and the tree goes
-/// when the arena does. Blocks protobuf-c drops while parsing stay in the arena until then, which bounds them by
-/// the input's size. Aligned to 16 bytes, as malloc's blocks are.
+/// when the arena does. Nil when protobuf-c rejected the input or dropped a block: an arena keeps what is dropped,
+/// and a singular message sent n times makes protobuf-c merge n growing copies, so the arena would hold the square
+/// of the input. From the first dropped block on, allocations fail, so protobuf-c gives up at once, and the caller
+/// unpacks the input again with malloc (`decodeThroughProtobufC`). Encoders write each singular field once, so
+/// well-formed requests keep to the arena. Aligned to 8 bytes, the widest member of protobuf-c's structs and arrays
+/// (pointers, 64-bit integers, doubles).
 @inline(__always)
 private func unpackInArena<CMessage>(
     _ arena: inout ScratchArena,
     _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>) -> UnsafeMutablePointer<CMessage>?
 ) -> UnsafeMutablePointer<CMessage>? {
     withUnsafeMutablePointer(to: &arena) { arena in
-        var allocator = ProtobufCAllocator(
-            alloc: { data, size in
-                data?.assumingMemoryBound(to: ScratchArena.self).pointee.allocate(byteCount: size, alignment: 16)
-            },
-            free: { _, _ in },
-            allocator_data: UnsafeMutableRawPointer(arena)
-        )
-        return unpack(&allocator)
+        var state = ArenaAllocatorState(arena: arena)
+        return withUnsafeMutablePointer(to: &state) { state in
+            var allocator = ProtobufCAllocator(
+                alloc: { data, size in
+                    guard let state = data?.assumingMemoryBound(to: ArenaAllocatorState.self),
+                        !state.pointee.droppedBlock
+                    else { return nil }
+                    return state.pointee.arena.pointee.allocate(byteCount: size, alignment: 8)
+                },
+                free: { data, _ in
+                    data?.assumingMemoryBound(to: ArenaAllocatorState.self).pointee.droppedBlock = true
+                },
+                allocator_data: UnsafeMutableRawPointer(state)
+            )
+            let message = unpack(&allocator)
+            return state.pointee.droppedBlock ? nil : message
+        }
     }
 }
 """
@@ -550,7 +571,9 @@ def emit_bridge_message(w, m):
     w("self = try decodeThroughProtobufC(")
     w.indent()
     w(f"bytes, maxBytes: maxBytes, schema: WireSchemas.{schema_ident(m.full_name)},")
-    w(f"unpack: {{ arena, count, data in unpackInArena(&arena) {{ {m.c_prefix}__unpack($0, count, data) }} }},")
+    w(f"unpackInArena: {{ arena, count, data in unpackInArena(&arena) {{ {m.c_prefix}__unpack($0, count, data) }} }},")
+    w(f"unpack: {{ {m.c_prefix}__unpack(nil, $0, $1) }},")
+    w(f"free: {{ {m.c_prefix}__free_unpacked($0, nil) }},")
     w("convert: { Self(cMessage: $0) }")
     w.dedent()
     w(")")

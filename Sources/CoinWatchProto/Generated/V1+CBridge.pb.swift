@@ -9,11 +9,11 @@
 // - `x__unpack(allocator, len, data)` parses `len` bytes at `data` (it keeps no
 //   reference to them) and returns NULL on malformed input or allocation
 //   failure. Every block of the message's tree comes from `allocator->alloc`
-//   (malloc when the allocator is NULL); `allocator->free` is called only for
-//   blocks it drops on the way (on failure, and when a field given twice
-//   replaces its earlier value). Here the allocator draws on a ScratchArena
-//   (`unpackInArena`), so the tree is released with the arena, and
-//   `x__free_unpacked` is never needed.
+//   (malloc when the allocator is NULL); `allocator->free` is called for the
+//   blocks it drops on the way (on failure, and when a field given twice has
+//   its earlier value merged or replaced). With a NULL allocator the caller
+//   owns the tree and releases all of it with `x__free_unpacked(message, NULL)`;
+//   with `unpackInArena`'s, the tree is released with the arena.
 // - `x__init(message)` sets every field of caller-owned storage to its default
 //   (strings point at the shared `protobuf_c_empty_string`); it allocates nothing.
 // - `x__get_packed_size(message)` returns the exact count `x__pack` writes; both
@@ -53,24 +53,45 @@ private func cBytes(_ bytes: [UInt8], in arena: inout ScratchArena) -> ProtobufC
     ProtobufCBinaryData(len: bytes.count, data: arena.copy(bytes))
 }
 
+/// What `unpackInArena` gives protobuf-c as its allocator's data.
+private struct ArenaAllocatorState {
+    let arena: UnsafeMutablePointer<ScratchArena>
+    /// protobuf-c freed a block it had unpacked: it does so for a field sent more than once (the earlier value is
+    /// merged into the later one or replaced) and on failure.
+    var droppedBlock = false
+}
+
 /// Runs `unpack` with a protobuf-c allocator drawing on `arena`: each block of the unpacked tree is a pointer
 /// bump instead of a malloc and a free (a SaveSettingsRequest with two rules is thirteen blocks), and the tree goes
-/// when the arena does. Blocks protobuf-c drops while parsing stay in the arena until then, which bounds them by
-/// the input's size. Aligned to 16 bytes, as malloc's blocks are.
+/// when the arena does. Nil when protobuf-c rejected the input or dropped a block: an arena keeps what is dropped,
+/// and a singular message sent n times makes protobuf-c merge n growing copies, so the arena would hold the square
+/// of the input. From the first dropped block on, allocations fail, so protobuf-c gives up at once, and the caller
+/// unpacks the input again with malloc (`decodeThroughProtobufC`). Encoders write each singular field once, so
+/// well-formed requests keep to the arena. Aligned to 8 bytes, the widest member of protobuf-c's structs and arrays
+/// (pointers, 64-bit integers, doubles).
 @inline(__always)
 private func unpackInArena<CMessage>(
     _ arena: inout ScratchArena,
     _ unpack: (UnsafeMutablePointer<ProtobufCAllocator>) -> UnsafeMutablePointer<CMessage>?
 ) -> UnsafeMutablePointer<CMessage>? {
     withUnsafeMutablePointer(to: &arena) { arena in
-        var allocator = ProtobufCAllocator(
-            alloc: { data, size in
-                data?.assumingMemoryBound(to: ScratchArena.self).pointee.allocate(byteCount: size, alignment: 16)
-            },
-            free: { _, _ in },
-            allocator_data: UnsafeMutableRawPointer(arena)
-        )
-        return unpack(&allocator)
+        var state = ArenaAllocatorState(arena: arena)
+        return withUnsafeMutablePointer(to: &state) { state in
+            var allocator = ProtobufCAllocator(
+                alloc: { data, size in
+                    guard let state = data?.assumingMemoryBound(to: ArenaAllocatorState.self),
+                        !state.pointee.droppedBlock
+                    else { return nil }
+                    return state.pointee.arena.pointee.allocate(byteCount: size, alignment: 8)
+                },
+                free: { data, _ in
+                    data?.assumingMemoryBound(to: ArenaAllocatorState.self).pointee.droppedBlock = true
+                },
+                allocator_data: UnsafeMutableRawPointer(state)
+            )
+            let message = unpack(&allocator)
+            return state.pointee.droppedBlock ? nil : message
+        }
     }
 }
 
@@ -80,7 +101,9 @@ extension V1.Decimal {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Decimal,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__decimal__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__decimal__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__decimal__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__decimal__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -126,7 +149,9 @@ extension V1.AlertRule {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_AlertRule,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert_rule__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert_rule__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__alert_rule__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__alert_rule__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -172,7 +197,9 @@ extension V1.Settings {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Settings,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__settings__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__settings__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__settings__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__settings__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -244,7 +271,9 @@ extension V1.GetSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetSettingsRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_settings_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_settings_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -288,7 +317,9 @@ extension V1.GetSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetSettingsResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_settings_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_settings_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_settings_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -332,7 +363,9 @@ extension V1.SaveSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_SaveSettingsRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__save_settings_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__save_settings_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -423,7 +456,9 @@ extension V1.SaveSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_SaveSettingsResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__save_settings_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__save_settings_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__save_settings_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -480,7 +515,9 @@ extension V1.DeleteSettingsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeleteSettingsRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__delete_settings_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__delete_settings_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -536,7 +573,9 @@ extension V1.DeleteSettingsResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeleteSettingsResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__delete_settings_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__delete_settings_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__delete_settings_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -580,7 +619,9 @@ extension V1.Tick {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Tick,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__tick__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__tick__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__tick__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__tick__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -628,7 +669,9 @@ extension V1.StreamPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StreamPricesRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_prices_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_prices_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__stream_prices_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stream_prices_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -685,7 +728,9 @@ extension V1.PriceUpdate {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PriceUpdate,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__price_update__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__price_update__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__price_update__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__price_update__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -743,7 +788,9 @@ extension V1.GetPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetPricesRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_prices_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_prices_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -796,7 +843,9 @@ extension V1.GetPricesResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetPricesResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_prices_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_prices_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_prices_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -849,7 +898,9 @@ extension V1.PublishPricesRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PublishPricesRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__publish_prices_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__publish_prices_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -902,7 +953,9 @@ extension V1.PublishPricesResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PublishPricesResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__publish_prices_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__publish_prices_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__publish_prices_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -946,7 +999,9 @@ extension V1.StreamAlertsRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StreamAlertsRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_alerts_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stream_alerts_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__stream_alerts_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stream_alerts_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -990,7 +1045,9 @@ extension V1.Alert {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Alert,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__alert__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__alert__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__alert__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1054,7 +1111,9 @@ extension V1.DeviceRegistration {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_DeviceRegistration,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__device_registration__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__device_registration__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__device_registration__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__device_registration__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1120,7 +1179,9 @@ extension V1.RegisterDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__register_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__register_device_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1172,7 +1233,9 @@ extension V1.RegisterDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RegisterDeviceResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__register_device_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__register_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__register_device_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1218,7 +1281,9 @@ extension V1.UnregisterDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__unregister_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__unregister_device_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1262,7 +1327,9 @@ extension V1.UnregisterDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_UnregisterDeviceResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__unregister_device_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__unregister_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__unregister_device_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1306,7 +1373,9 @@ extension V1.GetDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_device_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1350,7 +1419,9 @@ extension V1.GetDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GetDeviceResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__get_device_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__get_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__get_device_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1394,7 +1465,9 @@ extension V1.HealthCheckRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_HealthCheckRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__health_check_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__health_check_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1438,7 +1511,9 @@ extension V1.HealthCheckResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_HealthCheckResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__health_check_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__health_check_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__health_check_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1497,7 +1572,9 @@ extension V1.FeedSourceHealth {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_FeedSourceHealth,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__feed_source_health__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__feed_source_health__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__feed_source_health__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__feed_source_health__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1557,7 +1634,9 @@ extension V1.ClusterHealth {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterHealth,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_health__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_health__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__cluster_health__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__cluster_health__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1635,7 +1714,9 @@ extension V1.ClusterLease {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ClusterLease,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_lease__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cluster_lease__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__cluster_lease__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__cluster_lease__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1685,7 +1766,9 @@ extension V1.PushDeliveryState {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_PushDeliveryState,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__push_delivery_state__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__push_delivery_state__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__push_delivery_state__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__push_delivery_state__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1751,7 +1834,9 @@ extension V1.Frame {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Frame,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__frame__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__frame__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__frame__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__frame__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1850,7 +1935,9 @@ extension V1.Status {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Status,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__status__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__status__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__status__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__status__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1896,7 +1983,9 @@ extension V1.Hello {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Hello,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__hello__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__hello__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__hello__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__hello__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -1944,7 +2033,9 @@ extension V1.Welcome {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Welcome,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__welcome__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__welcome__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__welcome__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__welcome__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2009,7 +2100,9 @@ extension V1.Call {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Call,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__call__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__call__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__call__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__call__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2083,7 +2176,9 @@ extension V1.Message {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Message,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__message__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__message__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__message__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__message__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2129,7 +2224,9 @@ extension V1.End {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_End,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__end__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__end__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__end__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__end__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2201,7 +2298,9 @@ extension V1.Cancel {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Cancel,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cancel__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__cancel__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__cancel__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__cancel__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2245,7 +2344,9 @@ extension V1.Ping {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Ping,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__ping__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__ping__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__ping__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__ping__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2289,7 +2390,9 @@ extension V1.Pong {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_Pong,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__pong__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__pong__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__pong__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__pong__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2333,7 +2436,9 @@ extension V1.GoAway {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_GoAway,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__go_away__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__go_away__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__go_away__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__go_away__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2381,7 +2486,9 @@ extension V1.ConnectionError {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ConnectionError,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__connection_error__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__connection_error__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__connection_error__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__connection_error__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2427,7 +2534,9 @@ extension V1.ServiceKey {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ServiceKey,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__service_key__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__service_key__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__service_key__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__service_key__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2490,7 +2599,9 @@ extension V1.CreateKeyRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__create_key_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__create_key_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2545,7 +2656,9 @@ extension V1.CreateKeyResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_CreateKeyResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__create_key_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__create_key_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__create_key_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2591,7 +2704,9 @@ extension V1.ListKeysRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__list_keys_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__list_keys_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2635,7 +2750,9 @@ extension V1.ListKeysResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ListKeysResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__list_keys_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__list_keys_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__list_keys_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2688,7 +2805,9 @@ extension V1.RevokeKeyRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__revoke_key_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__revoke_key_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2732,7 +2851,9 @@ extension V1.RevokeKeyResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_RevokeKeyResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__revoke_key_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__revoke_key_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__revoke_key_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2776,7 +2897,9 @@ extension V1.ResetDeviceRequest {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceRequest,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_request__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_request__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__reset_device_request__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__reset_device_request__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2822,7 +2945,9 @@ extension V1.ResetDeviceResponse {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_ResetDeviceResponse,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_response__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__reset_device_response__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__reset_device_response__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__reset_device_response__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2868,7 +2993,9 @@ extension V1.StoredServiceKey {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredServiceKey,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_service_key__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_service_key__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__stored_service_key__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stored_service_key__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
@@ -2931,7 +3058,9 @@ extension V1.StoredDeviceSecret {
     public init(serializedBytes bytes: UnsafeRawBufferPointer, maxBytes: Int) throws(WireDecodingError) {
         self = try decodeThroughProtobufC(
             bytes, maxBytes: maxBytes, schema: WireSchemas.coinwatch_v1_StoredDeviceSecret,
-            unpack: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_device_secret__unpack($0, count, data) } },
+            unpackInArena: { arena, count, data in unpackInArena(&arena) { coinwatch__v1__stored_device_secret__unpack($0, count, data) } },
+            unpack: { coinwatch__v1__stored_device_secret__unpack(nil, $0, $1) },
+            free: { coinwatch__v1__stored_device_secret__free_unpacked($0, nil) },
             convert: { Self(cMessage: $0) }
         )
     }
