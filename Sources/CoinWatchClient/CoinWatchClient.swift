@@ -180,7 +180,7 @@ public final class CoinWatchClient: Sendable {
             do throws(RPCError) {
                 return try await callOnce(method, request, timeout: timeout, started: started, metadata: metadata)
             } catch {
-                guard error.notProcessed, error.code == .unavailable, sentAgain < configuration.servers.count else {
+                guard error.maySendAgain, sentAgain < configuration.servers.count else {
                     throw error
                 }
                 sentAgain += 1

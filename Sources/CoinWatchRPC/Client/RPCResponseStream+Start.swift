@@ -9,7 +9,7 @@ extension RPCResponseStream where Element: WireMessage {
     /// not decode ends the stream with INTERNAL. Cancellation before `start` has
     /// finished is remembered and applied as soon as the call exists.
     ///
-    /// A call that ends UNAVAILABLE and `RPCError.notProcessed` (the server never started it, so it sent nothing)
+    /// A call that the server never started (it sent nothing) and whose error allows it (`RPCError.maySendAgain`)
     /// is started again, up to `startingAgain` times: `start` then connects anew.
     public static func start(
         bufferLimit: Int = 4096,
@@ -33,7 +33,7 @@ extension RPCResponseStream where Element: WireMessage {
         /// Starts the call, which may be started `left` more times if the server does not start it.
         @Sendable func begin(left: Int) -> Task<Void, Never> {
             let onEnd: @Sendable (RPCError?) -> Void = { error in
-                if let error, error.notProcessed, error.code == .unavailable, left > 0, !canceller.isCancelled {
+                if let error, error.maySendAgain, left > 0, !canceller.isCancelled {
                     _ = begin(left: left - 1)
                 } else if let error {
                     continuation.finish(throwing: error)

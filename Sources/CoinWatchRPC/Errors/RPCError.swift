@@ -24,6 +24,12 @@ public struct RPCError: CoinWatchError {
         self.message = Self.bounded(message)
     }
 
+    /// Whether a caller may send the call again on a new connection: the server did not start it (`notProcessed`), and
+    /// what ended it was the connection or the server going away (UNAVAILABLE), not a refusal a new connection would
+    /// meet too (a failed handshake's version or credential, say). `CoinWatchClient.call` and
+    /// `RPCResponseStream.start(startingAgain:)` both go by it.
+    public var maySendAgain: Bool { notProcessed && code == .unavailable }
+
     /// This error, marked `notProcessed`.
     public var asNotProcessed: RPCError {
         var copy = self

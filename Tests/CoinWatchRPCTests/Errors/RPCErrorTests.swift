@@ -17,4 +17,15 @@ struct RPCErrorTests {
             #expect(message.hasSuffix(" (\(long.utf8.count - kept.utf8.count) more bytes cut)"), "\(message.suffix(40))")
         }
     }
+
+    @Test("only an UNAVAILABLE the server never started may be sent again; a refusal a new connection would meet may not")
+    func maySendAgain() {
+        let goingAway = RPCError(code: .unavailable, message: "the server at 127.0.0.1:1 is going away: draining")
+        #expect(!goingAway.maySendAgain, "the server may have started it")
+        #expect(goingAway.asNotProcessed.maySendAgain)
+        #expect(goingAway.asNotProcessed.message == goingAway.message)
+        let refused = RPCError(code: .failedPrecondition, message: "protocol version 7 is not supported").asNotProcessed
+        #expect(refused.notProcessed)
+        #expect(!refused.maySendAgain)
+    }
 }
