@@ -10,7 +10,7 @@
 /// `unpackInArena` builds the C tree in an arena that goes once the value is converted, with no malloc or free per
 /// block; it gives nil when protobuf-c rejected the input or dropped a block it had unpacked (a field sent more
 /// than once), which an arena would keep. The input is then unpacked again by `unpack`, with malloc, and released
-/// by `free`, so odd input costs what it always did.
+/// by `free`: such input, and input protobuf-c rejects, is parsed once more than before, well-formed input once.
 @inline(__always)
 func decodeThroughProtobufC<CMessage, Value: WireMessage>(
     _ bytes: UnsafeRawBufferPointer,
