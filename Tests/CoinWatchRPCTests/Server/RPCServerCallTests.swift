@@ -303,13 +303,8 @@ struct RPCServerCallTests {
 
     @Test("a held call that is cancelled or outlives its deadline ends without reaching the server")
     func heldCallsEndOnTheClient() async throws {
-        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 1 }
-        let group = try EventLoopGroup(threads: 1)
-        let client = try await running.connect(group: group)
-        let slow = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
-        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
-        let cancelled = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "a")) }
-        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+        let fixture = try await OneCallServer.start()
+        let (running, client, slow, cancelled) = (fixture.running, fixture.client, fixture.sent, fixture.held)
         cancelled.cancel()
         let cancelError = await #expect(throws: RPCError.self) { try await cancelled.value }
         #expect(cancelError?.code == .cancelled)
@@ -324,28 +319,46 @@ struct RPCServerCallTests {
         _ = await slow.result
         #expect(try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "c")).settings?.deviceID == "c")
         #expect(running.server.stats.startedCalls == 2)
-        client.close()
-        await running.server.shutdownNow()
-        await group.shutdownGracefully()
+        await fixture.stop()
     }
 
     @Test("when the connection ends, a held call is marked as never started, and a sent one is not")
     func connectionEndMarksHeldCalls() async throws {
-        let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 1 }
-        let group = try EventLoopGroup(threads: 1)
-        let client = try await running.connect(group: group)
-        let sent = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
-        #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
-        let held = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "a")) }
-        #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
-        client.close()
-        let sentError = await #expect(throws: RPCError.self) { try await sent.value }
-        let heldError = await #expect(throws: RPCError.self) { try await held.value }
+        let fixture = try await OneCallServer.start()
+        fixture.client.close()
+        let sentError = await #expect(throws: RPCError.self) { try await fixture.sent.value }
+        let heldError = await #expect(throws: RPCError.self) { try await fixture.held.value }
         #expect(sentError?.notProcessed == false, "the server may have started it")
         #expect(heldError?.notProcessed == true)
-        #expect(running.server.stats.startedCalls == 1)
-        await running.server.shutdownNow()
-        await group.shutdownGracefully()
+        #expect(fixture.running.server.stats.startedCalls == 1)
+        await fixture.stop()
+    }
+
+    /// A server running one call per connection, and a client connection with one call sent ("slow", which the
+    /// server holds until cancelled) and one held by the client behind it ("a").
+    struct OneCallServer {
+        let running: RunningServer
+        let group: EventLoopGroup
+        let client: RPCClientConnection
+        let sent: Task<V1.GetSettingsResponse, any Error>
+        let held: Task<V1.GetSettingsResponse, any Error>
+
+        static func start() async throws -> OneCallServer {
+            let running = try RunningServer { $0.maxConcurrentCallsPerConnection = 1 }
+            let group = try EventLoopGroup(threads: 1)
+            let client = try await running.connect(group: group)
+            let sent = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "slow")) }
+            #expect(await eventually(timeout: .seconds(120)) { running.server.stats.liveCalls == 1 })
+            let held = Task { try await client.unary(V1.CoinWatch.getSettings, V1.GetSettingsRequest(deviceID: "a")) }
+            #expect(await eventually(timeout: .seconds(120)) { client.heldCalls == 1 })
+            return OneCallServer(running: running, group: group, client: client, sent: sent, held: held)
+        }
+
+        func stop() async {
+            client.close()
+            await running.server.shutdownNow()
+            await group.shutdownGracefully()
+        }
     }
 
     @Test("a GoAway ends every held call, one whose id is below the server's last accepted one too")
