@@ -1,4 +1,3 @@
-import CoinWatchRPC
 import CoinWatchStore
 
 extension SettingsStore {
@@ -11,12 +10,13 @@ extension SettingsStore {
         /// flush its memory table (a checkpoint) before starting it again; a larger journal does that less often.
         public var journalCapacity: Int = WriteAheadJournal.defaultCapacity
         /// Whether the writer and sync threads are batch-scheduled (`NamedThread.Priority.batch`): woken by a loop's
-        /// round or by each other, they wait for the running loop to finish its round instead of preempting it. On
-        /// by default when the process has one core (`ProcessorBudget`), where they share it with the loop: durable
-        /// saves' p99 fell by 14–47% (median 28%) in nine alternating pairs there, saves/s unchanged. With the cores
-        /// shared it did not lower p99 (four pairs), so with more cores they keep the loops' policy
-        /// (docs/PERFORMANCE.md).
-        public var yieldsToEventLoops: Bool = ProcessorBudget.current().cores == 1
+        /// round or by each other, they wait for a running loop to finish its round instead of preempting it, and
+        /// each of their rounds then carries more saves. On by default. With the process on one core, durable saves'
+        /// p99 fell by 14–47% (median 28%) in nine alternating pairs, saves/s unchanged; with two cores shared with
+        /// the load, saves/s rose in 14 of 16 alternating pairs (median about 6%), p99 lower in 12 of them
+        /// (docs/PERFORMANCE.md). Off gives them the loops' policy, for a test or a machine where that measures
+        /// better.
+        public var yieldsToEventLoops: Bool = true
 
         public init() {}
 
