@@ -13,7 +13,7 @@ extension SettingsStore {
         /// round or by each other, they wait for a running loop to finish its round instead of preempting it, and
         /// each of their rounds then carries more saves. On by default. With the process on one core, durable saves'
         /// p99 fell by 14–47% (median 28%) in nine alternating pairs, saves/s unchanged; with two cores shared with
-        /// the load, saves/s rose in 14 of 16 alternating pairs (median about 6%), p99 lower in 12 of them
+        /// the load, saves/s rose in 14 of 16 alternating pairs (median about 6%), p99 lower in 14 of them
         /// (docs/PERFORMANCE.md). Off gives them the loops' policy, for a test or a machine where that measures
         /// better.
         public var yieldsToEventLoops: Bool = true
